@@ -1,0 +1,88 @@
+"""Sweep speed, side by side with a naive replay that re-serializes every request.
+
+Run: .venv/bin/python bench/bench_sweep.py   (figures go in the README)
+
+Timings on a shared machine are noisy: the script reports medians of several
+runs, measured in one process one after the other, and the ratio between them.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nanohermes_nb import load_transcript, load_transcripts, reference_replay, replay, sweep  # noqa: E402
+from nanohermes_nb.summarizers import ExtractiveSummarizer  # noqa: E402
+
+
+def transcripts_dir() -> Path:
+    env = os.environ.get("NANOHERMES_TRANSCRIPTS")
+    if env:
+        return Path(env)
+    for parent in ROOT.parents:
+        if (parent / "shared" / "transcripts").is_dir():
+            return parent / "shared" / "transcripts"
+    raise SystemExit("shared transcripts not found; set NANOHERMES_TRANSCRIPTS")
+
+
+def median_time(fn, repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    folder = transcripts_dir()
+    files = sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")
+    longest = max(files, key=lambda p: p.stat().st_size)
+    msgs = load_transcript(longest)
+    print(f"longest shared transcript: {longest.name} ({longest.stat().st_size:,} bytes, {len(msgs)} messages)")
+
+    summarizer = ExtractiveSummarizer()
+    settings = [(b, 10) for b in (30_000, 60_000, 90_000, 120_000, 150_000)] + [(120_000, k) for k in (2, 4, 6, 8, 14)]
+
+    for budget in (120_000, 30_000):
+        naive = median_time(lambda: reference_replay(msgs, budget=budget, summarizer=summarizer))
+        fast = median_time(lambda: sweep([("t", msgs)], budgets=[budget], summarizer=summarizer))
+        print(f"one setting (budget {budget:,}): naive replay {naive * 1000:7.1f} ms | sweep {fast * 1000:6.1f} ms"
+              f" | {naive / fast:5.1f}x faster")
+
+    naive10 = median_time(lambda: [reference_replay(msgs, budget=b, keep_recent=k, summarizer=summarizer)
+                                   for b, k in settings], repeat=3)
+
+    def sweep10():
+        sweep([("t", msgs)], budgets=[30_000, 60_000, 90_000, 120_000, 150_000], keep_recent=[10],
+              summarizer=summarizer)
+        sweep([("t", msgs)], budgets=[120_000], keep_recent=[2, 4, 6, 8, 14], summarizer=summarizer)
+
+    fast10 = median_time(sweep10, repeat=3)
+    print(f"10 settings (5 budgets, 5 keep_recent): naive replay {naive10 * 1000:8.1f} ms | sweep {fast10 * 1000:7.1f} ms | "
+          f"{naive10 / fast10:5.1f}x faster")
+    fast_replay = median_time(lambda: replay(msgs, budget=30_000, summarizer=summarizer))
+    print(f"replay with the full ledger (rows, problems, prefix reuse, retention): {fast_replay * 1000:.1f} ms")
+
+    everything = load_transcripts(folder)
+    budgets = [20_000 * k for k in range(1, 11)]
+    keeps = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+    named = [(Path(t.path).name, t) for t in everything]
+    t = time.perf_counter()
+    frame = sweep(named, budgets=budgets, keep_recent=keeps)
+    wall = time.perf_counter() - t
+    print(f"100-setting sweep (10 budgets x 10 keep_recent) over {len(named)} transcripts: {wall:.2f} s "
+          f"({len(frame)} rows, {int(frame['compactions'].sum())} compactions)")
+    t = time.perf_counter()
+    sweep(named, budgets=budgets, keep_recent=keeps, retention=True)
+    print(f"  the same with the retention score: {time.perf_counter() - t:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""nanohermes_nb: how a coding agent decides what to keep in its context window.
+
+A faithful Python reproduction of NanoHermes's context layer (caps where tool
+output is produced, the byte clamp, the system message, memory injection,
+compaction and its cut point), with a replay ledger, sweeps and policies for
+tuning budgets on real agent logs. The views (tables, plots, widgets) load
+lazily, so importing the package does not import matplotlib or ipywidgets.
+"""
+
+from .budgets import DEFAULT_BUDGETS, Budgets, CapRow, caps_table
+from .clamp import ClampReport, clamp, clamp_report
+from .sizing import (
+    UNITS,
+    Meter,
+    context_size,
+    count_tokens,
+    measure,
+    measure_each,
+    message_size,
+    request_bytes,
+    serialize,
+    shared_prefix_bytes,
+)
+from .history import PROFILES, Problem, check_history
+from .summarizers import (
+    ExtractiveSummarizer,
+    OpenAICompatibleSummarizer,
+    PlaceholderSummarizer,
+    SummarizerError,
+    summary_prompt,
+)
+from .compaction import (
+    PLACEHOLDER_NOTE,
+    SUMMARY_HEADER,
+    CompactionResult,
+    build_excerpt,
+    compact,
+    find_cut,
+    find_cut_backward,
+    naive_cut,
+)
+from .transcripts import Transcript, TranscriptError, load_transcript, load_transcripts
+from .tools import TOOL_NAMES, TOOL_SPECS, Tools, ToolError
+from .prompt import PrefixReport, SystemConfig, prefix_reuse, project_docs, refresh_system, system_content, system_prompt
+from .skills import Skill, load_skills, skill_body
+from .skills import listing as skills_listing
+from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
+from .metrics import Retention, retention
+from .policies import POLICIES, Event, Policy, PolicyEnv, get_policy
+from .ledger import CAVEAT, Ledger, reference_replay, replay
+from .sweep import sweep
+
+__version__ = "0.1.0"
+
+# views: tables, plots and widgets, imported on first use
+_VIEWS = {
+    "message_table": "tables",
+    "compaction_table": "tables",
+    "plot_ledger": "plots",
+    "plot_cumulative": "plots",
+    "plot_by_turn": "plots",
+    "plot_composition": "plots",
+    "plot_sweep": "plots",
+    "plot_tool_sizes": "plots",
+    "budget_explorer": "widgets",
+    "cut_explorer": "widgets",
+    "clamp_explorer": "widgets",
+}
+
+
+def __getattr__(name: str):
+    module = _VIEWS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nanohermes_nb' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".views.{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_VIEWS))

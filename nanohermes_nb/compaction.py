@@ -1,0 +1,309 @@
+"""Compaction: when the session outgrows its budget, swap the old part for a summary.
+
+``compact`` reproduces NanoHermes (SPEC sections 3 and 4) by default and never
+touches the caller's list. Three options, off by default, each teach a fix:
+
+- ``summary_role="user"``: Gemini and Anthropic reject a system message after the
+  first, so the summary travels as a user message instead.
+- ``excerpt_tool_calls=True``: render each call as ``name(arguments)`` in the
+  excerpt, the article's own suggestion, so the summarizer sees which file was
+  read or edited.
+- ``cut="backward"``: move the cut back to the assistant message that owns the
+  tool results (keeping more) instead of forward past them (keeping less).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .sizing import Meter, message_size, text_of
+from .summarizers import Summarizer, default_summarizer
+
+__all__ = [
+    "SUMMARY_HEADER",
+    "PLACEHOLDER_NOTE",
+    "CUT_DIRECTIONS",
+    "naive_cut",
+    "find_cut",
+    "find_cut_backward",
+    "build_excerpt",
+    "excerpt_records",
+    "compact",
+    "CompactionResult",
+    "summarize_dropped",
+    "rust_trim",
+    "is_summary_message",
+]
+
+SUMMARY_HEADER = "[Earlier conversation summary]"
+PLACEHOLDER_NOTE = "[Earlier conversation was omitted to keep the context small]"
+CUT_DIRECTIONS = ("forward", "backward")
+SUMMARY_ROLES = ("system", "user", "assistant")
+
+# Rust's str::trim strips Unicode White_Space; Python's str.strip() also strips
+# U+001C..U+001F. Use Rust's set so the excerpt is byte-identical to the original.
+_RUST_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def rust_trim(text: str) -> str:
+    return text.strip(_RUST_WHITESPACE)
+
+
+def _role(message: Mapping[str, Any]) -> Any:
+    if type(message) is dict:
+        return message.get("role")
+    return message.get("role") if isinstance(message, Mapping) else None
+
+
+def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """Where the cut falls before any adjustment: ``len - keep_recent`` (never below 0)."""
+    return max(len(messages) - keep_recent, 0)
+
+
+def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """The first kept message: the naive cut moved forward past tool results (SPEC 3.2)."""
+    start = naive_cut(messages, keep_recent)
+    while start < len(messages) and _role(messages[start]) == "tool":
+        start += 1
+    return start
+
+
+def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """The naive cut moved back to the assistant message that owns the tool results."""
+    start = naive_cut(messages, keep_recent)
+    while 0 < start < len(messages) and _role(messages[start]) == "tool":
+        start -= 1
+    return start
+
+
+def _render_call(call: Any) -> str:
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping):
+        return "?()"
+    args = fn.get("arguments")
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return f"{fn.get('name', '?')}({args})"
+
+
+def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> list[tuple[str, str]]:
+    """The excerpt as ``(role, text)`` records, one per line it will hold."""
+    records: list[tuple[str, str]] = []
+    for m in messages:
+        role = _role(m)
+        role = role if isinstance(role, str) else "?"
+        content = rust_trim(text_of(m))
+        if content:
+            records.append((role, content))
+        if tool_calls and isinstance(m, Mapping) and isinstance(m.get("tool_calls"), list):
+            for call in m["tool_calls"]:
+                records.append((role, _render_call(call)))
+    return records
+
+
+def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> str:
+    """The summarizer's input: one ``role: text`` line per message with text (SPEC 4).
+
+    Tool call names and arguments are left out, as in the original; with
+    ``tool_calls=True`` each call is added as ``role: name(arguments)``.
+    """
+    return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
+
+
+def is_summary_message(message: Mapping[str, Any]) -> bool:
+    """True for a note ``compact`` inserted (summary or placeholder)."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, str) and (
+        content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
+    )
+
+
+@dataclass(frozen=True)
+class _Summary:
+    note: str
+    called: bool
+    failure: str | None
+
+
+def summarize_dropped(
+    dropped: Sequence[Mapping[str, Any]],
+    summarizer: Summarizer | None = None,
+    *,
+    excerpt_tool_calls: bool = False,
+) -> _Summary:
+    """Excerpt, one summarizer call, and the note; any failure gives the placeholder."""
+    summarizer = summarizer or _default()
+    records = excerpt_records(dropped, tool_calls=excerpt_tool_calls)
+    if not records:
+        return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
+    try:
+        # a summarizer that reads records directly skips building the excerpt text
+        direct = getattr(summarizer, "summarize_records", None)
+        if direct is not None:
+            reply = direct(records)
+        else:
+            reply = summarizer("".join(f"{role}: {text}\n" for role, text in records))
+    except Exception as exc:  # any failure of the extra call must not break the agent loop
+        return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
+    if reply is None:
+        return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned nothing")
+    if not isinstance(reply, str):
+        return _Summary(PLACEHOLDER_NOTE, True, f"the summarizer returned {type(reply).__name__}, not text")
+    reply = rust_trim(reply)
+    if not reply:
+        return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned an empty reply")
+    return _Summary(f"{SUMMARY_HEADER}\n{reply}", True, None)
+
+
+_DEFAULT: list[Summarizer] = []
+
+
+def _default() -> Summarizer:
+    if not _DEFAULT:
+        _DEFAULT.append(default_summarizer())
+    return _DEFAULT[0]
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What one ``compact`` call did. ``cut`` is None when nothing happened."""
+
+    messages: list
+    dropped: list
+    cut: int | None
+    note: str | None
+    reason: str
+    naive_cut: int
+    adjusted_cut: int
+    size_before: int
+    size_after: int
+    budget: int
+    keep_recent: int
+    summarizer_called: bool = False
+    failure: str | None = None
+    forced: bool = False
+    summary_role: str = "system"
+    cut_direction: str = "forward"
+    source: list = field(default_factory=list, repr=False)
+
+    @property
+    def compacted(self) -> bool:
+        return self.cut is not None
+
+    @property
+    def dropped_count(self) -> int:
+        return len(self.dropped)
+
+    @property
+    def summary_message(self) -> dict | None:
+        return self.messages[1] if self.compacted else None
+
+    def rows(self) -> list[dict]:
+        """Before/after rows: every input message plus the inserted summary, with status."""
+        rows = []
+        moved = self.compacted and self.naive_cut != self.cut
+        for i, m in enumerate(self.source):
+            if not self.compacted or i == 0 or i >= self.cut:
+                status = "kept"
+                after = i if not self.compacted or i == 0 else i - self.cut + 2
+            else:
+                status = "dropped"
+                after = None
+            marker = ""
+            if self.compacted and i == self.cut:
+                marker = "cut"
+            if moved and i == self.naive_cut:
+                marker = "naive cut"
+            rows.append({"before": i, "after": after, "status": status, "marker": marker, "message": m})
+            if self.compacted and i == 0:
+                rows.append({"before": None, "after": 1, "status": "summary", "marker": "",
+                             "message": self.messages[1]})
+        return rows
+
+    def describe(self) -> str:
+        """One line on what happened and why."""
+        if not self.compacted:
+            return f"no compaction: {self.reason}"
+        how = "summary" if self.note and self.note.startswith(SUMMARY_HEADER) else "placeholder"
+        text = (
+            f"compacted: dropped {self.dropped_count} messages (1..{self.cut - 1}), cut at {self.cut}"
+            f" (naive {self.naive_cut}), {how} inserted; {self.size_before:,} -> {self.size_after:,}"
+        )
+        if self.failure:
+            text += f"; summarizer failed: {self.failure}"
+        return text
+
+    def _repr_html_(self) -> str:
+        from .report import compaction_html
+
+        return compaction_html(self)
+
+
+def compact(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    budget: int = 120_000,
+    keep_recent: int = 10,
+    summarizer: Summarizer | None = None,
+    force: bool = False,
+    summary_role: str = "system",
+    excerpt_tool_calls: bool = False,
+    cut: str = "forward",
+    meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
+) -> CompactionResult:
+    """Compact ``messages`` per SPEC section 3; the input list is never mutated.
+
+    ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
+    ``Meter`` in another unit to trigger on characters or tokens instead.
+    """
+    if cut not in CUT_DIRECTIONS:
+        raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")
+    if summary_role not in SUMMARY_ROLES:
+        raise ValueError(f"summary_role must be one of {SUMMARY_ROLES}, got {summary_role!r}")
+    source = list(messages)
+    size_of = meter or message_size
+    size = sum(size_of(m) for m in source)
+    naive = naive_cut(source, keep_recent)
+    start = find_cut(source, keep_recent) if cut == "forward" else find_cut_backward(source, keep_recent)
+
+    def unchanged(reason: str) -> CompactionResult:
+        return CompactionResult(source, [], None, None, reason, naive, start, size, size, budget,
+                                keep_recent, forced=force, summary_role=summary_role,
+                                cut_direction=cut, source=source)
+
+    if not force:
+        if size <= budget:
+            return unchanged(f"size {size:,} <= budget {budget:,}")
+        if len(source) <= keep_recent + 1:
+            return unchanged(f"only {len(source)} messages (<= keep_recent + 1 = {keep_recent + 1})")
+    if start <= 1:
+        return unchanged(f"the cut lands on {start} (<= 1): nothing old enough to drop")
+    dropped = source[1:start]
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
+    note_message = {"role": summary_role, "content": summary.note}
+    new = [source[0], note_message] + source[start:]
+    return CompactionResult(
+        messages=new,
+        dropped=dropped,
+        cut=start,
+        note=summary.note,
+        reason="forced" if force else f"size {size:,} > budget {budget:,}",
+        naive_cut=naive,
+        adjusted_cut=start,
+        size_before=size,
+        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
+        budget=budget,
+        keep_recent=keep_recent,
+        summarizer_called=summary.called,
+        failure=summary.failure,
+        forced=force,
+        summary_role=summary_role,
+        cut_direction=cut,
+        source=source,
+    )

@@ -1,0 +1,152 @@
+"""What a policy kept of what mattered: the retention score.
+
+The summary prompt asks to keep the user's goal and the changed file paths. The
+retention score checks exactly that, without a model: of the goal and the file
+paths mentioned in the messages a policy removed, which are still present in the
+context it kept (the summary included)?
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .compaction import is_summary_message
+from .sizing import text_of
+from .summarizers import find_paths
+
+__all__ = ["Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE"]
+
+# The goal counts as kept when this share of its distinctive words is still present.
+GOAL_TERM_SHARE = 0.6
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}|[\u4e00-\u9fff]{2,}")
+_STOP = frozenset(
+    "this that with from have will should would could there their they them then than what when "
+    "where which while your about into only also just like make sure please need want using used "
+    "were been being does done each other some such more most very here following consider "
+    "description issue task".split()
+)
+
+
+def first_user_goal(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The first real user message's text (a summary note is not a goal)."""
+    for m in messages:
+        if isinstance(m, Mapping) and m.get("role") == "user" and not is_summary_message(m):
+            text = text_of(m).strip()
+            if text:
+                return text
+    return ""
+
+
+def goal_terms(goal: str, limit: int = 12) -> list[str]:
+    """The goal's first distinctive words (lowercased, no stop words, no repeats)."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(goal):
+        w = w.lower()
+        if w not in _STOP:
+            seen.setdefault(w, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """All text a model would read in a context: contents and tool-call arguments."""
+    parts = []
+    for m in messages:
+        parts.append(text_of(m))
+        calls = m.get("tool_calls") if isinstance(m, Mapping) else None
+        if isinstance(calls, list):
+            for c in calls:
+                fn = c.get("function") if isinstance(c, Mapping) else None
+                if isinstance(fn, Mapping):
+                    parts.append(str(fn.get("arguments", "")))
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Items at stake in one event and the ones the kept context still carries."""
+
+    goal_at_stake: bool
+    goal_kept: bool
+    paths: tuple[str, ...]
+    paths_kept: tuple[str, ...]
+
+    @property
+    def items(self) -> int:
+        return int(self.goal_at_stake) + len(self.paths)
+
+    @property
+    def kept(self) -> int:
+        return int(self.goal_at_stake and self.goal_kept) + len(self.paths_kept)
+
+    @property
+    def score(self) -> float | None:
+        return self.kept / self.items if self.items else None
+
+    @property
+    def lost(self) -> tuple[str, ...]:
+        missing = tuple(p for p in self.paths if p not in self.paths_kept)
+        return (("<goal>",) if self.goal_at_stake and not self.goal_kept else ()) + missing
+
+
+class TextIndex:
+    """Per-message paths and words, computed once per message object for a replay or sweep."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[Mapping[str, Any], frozenset, frozenset]] = {}
+
+    def entry(self, message: Mapping[str, Any]) -> tuple[frozenset, frozenset]:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1], hit[2]
+        text = context_text([message])
+        paths = frozenset(find_paths(text))
+        words = frozenset(w.lower() for w in _WORD.findall(text))
+        self._cache[id(message)] = (message, paths, words)
+        return paths, words
+
+    def paths(self, message: Mapping[str, Any]) -> frozenset:
+        return self.entry(message)[0]
+
+    def words(self, message: Mapping[str, Any]) -> frozenset:
+        return self.entry(message)[1]
+
+
+def retention(
+    removed: Sequence[Mapping[str, Any]],
+    kept: Sequence[Mapping[str, Any]],
+    goal: str | None = None,
+    index: TextIndex | None = None,
+) -> Retention:
+    """Score what ``kept`` still carries of the goal and paths found in ``removed``.
+
+    ``goal`` defaults to the first user message among ``removed``; the goal is at
+    stake only when that message was removed. A path counts as kept when a kept
+    message mentions it; the goal when ``GOAL_TERM_SHARE`` of its distinctive
+    words appear in kept messages.
+    """
+    index = index or TextIndex()
+    removed_goal = first_user_goal(removed)
+    goal = removed_goal if goal is None else goal
+    at_stake = bool(removed_goal) and bool(goal)
+    goal_kept = False
+    if at_stake:
+        terms = goal_terms(goal)
+        if terms:
+            present = sum(1 for t in terms if any(t in index.words(m) for m in kept))
+            goal_kept = present / len(terms) >= GOAL_TERM_SHARE
+        else:
+            goal_kept = any(goal.strip() in text_of(m) for m in kept)
+    paths: dict[str, None] = {}
+    for m in removed:
+        for p in sorted(index.paths(m)):
+            paths.setdefault(p, None)
+    kept_paths: set[str] = set()
+    for m in kept:
+        kept_paths.update(index.paths(m))
+    path_list = tuple(paths)
+    return Retention(at_stake, goal_kept, path_list, tuple(p for p in path_list if p in kept_paths))

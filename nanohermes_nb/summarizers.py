@@ -1,0 +1,353 @@
+"""The one extra model call of compaction, and an offline stand-in for it.
+
+A summarizer is any callable ``excerpt -> str | None``. ``compact`` treats ``None``,
+an empty string or an exception as failure and falls back to the placeholder note.
+
+- ``OpenAICompatibleSummarizer``: one non-streaming chat-completions request, no
+  tools, temperature 0 by default (SPEC section 4). Every failure raises
+  ``SummarizerError`` with a reason that never contains the API key.
+- ``ExtractiveSummarizer``: the offline default. Deterministic, no network; keeps
+  the four things the summary prompt asks for (goal, decisions, file paths,
+  current state) in at most 300 words.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+__all__ = [
+    "Summarizer",
+    "SummarizerError",
+    "summary_prompt",
+    "OpenAICompatibleSummarizer",
+    "ExtractiveSummarizer",
+    "PlaceholderSummarizer",
+    "default_summarizer",
+    "parse_excerpt",
+    "find_paths",
+    "ENV_BASE_URL",
+    "ENV_API_KEY",
+    "ENV_MODEL",
+]
+
+Summarizer = Callable[[str], Optional[str]]
+
+ENV_BASE_URL = "NANOHERMES_LLM_BASE_URL"
+ENV_API_KEY = "NANOHERMES_LLM_API_KEY"
+ENV_MODEL = "NANOHERMES_LLM_MODEL"
+
+
+def summary_prompt(max_words: int = 300) -> str:
+    """The summarizer's system prompt: the four things to keep, a word cap, no preamble."""
+    return (
+        "You condense the earlier part of a coding agent's conversation so the agent can "
+        "carry on without it. Summarize the excerpt you are given. Keep: the user's goal; "
+        "the key decisions and why they were taken; every file path that was changed; the "
+        f"current state of the task and the next step. Stay under {max_words} words. "
+        "Answer with the summary text only, no introduction."
+    )
+
+
+class SummarizerError(RuntimeError):
+    """A summarizer call that failed; the message is the recorded reason."""
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    text: str | None
+    failure: str | None
+
+
+class OpenAICompatibleSummarizer:
+    """Summaries from any OpenAI-compatible ``/chat/completions`` endpoint over httpx."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        model: str = "gpt-4o-mini",
+        *,
+        temperature: float = 0.0,
+        timeout: float = 30.0,
+        max_words: int = 300,
+        transport: Any = None,
+    ) -> None:
+        if not base_url:
+            raise ValueError("OpenAICompatibleSummarizer needs a base_url")
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key or ""
+        self.model = model
+        self.temperature = temperature
+        self.timeout = timeout
+        self.max_words = max_words
+        self._transport = transport
+        self.calls = 0
+        self.failures: list[str] = []
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> "OpenAICompatibleSummarizer | None":
+        """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
+        env = os.environ if env is None else env
+        base_url = env.get(ENV_BASE_URL, "").strip()
+        if not base_url:
+            return None
+        model = env.get(ENV_MODEL, "").strip() or "gpt-4o-mini"
+        return cls(base_url, env.get(ENV_API_KEY) or None, model, **options)
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return (
+            f"OpenAICompatibleSummarizer(base_url={self.base_url!r}, model={self.model!r}, "
+            f"temperature={self.temperature}, timeout={self.timeout}, api_key=<{key}>)"
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def request_body(self, excerpt: str) -> dict[str, Any]:
+        """The exact JSON sent: two messages, no tools, not streamed."""
+        return {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": summary_prompt(self.max_words)},
+                {"role": "user", "content": excerpt},
+            ],
+            "temperature": self.temperature,
+            "stream": False,
+        }
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _post(self, excerpt: str) -> str:
+        import httpx
+
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            with httpx.Client(timeout=self.timeout, transport=self._transport) as client:
+                response = client.post(self.endpoint, json=self.request_body(excerpt), headers=headers)
+        except httpx.TimeoutException:
+            raise SummarizerError(f"timed out after {self.timeout:g} s ({self.endpoint})") from None
+        except httpx.ConnectError as exc:
+            raise SummarizerError(f"connection failed ({self.endpoint}): {self._scrub(str(exc))}") from None
+        except httpx.HTTPError as exc:
+            raise SummarizerError(
+                f"request failed ({self.endpoint}): {type(exc).__name__}: {self._scrub(str(exc))}"
+            ) from None
+        if response.status_code >= 400:
+            body = " ".join(response.text.split())[:200]
+            raise SummarizerError(f"HTTP {response.status_code} from {self.endpoint}: {self._scrub(body)}")
+        try:
+            data = response.json()
+            content = data["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise SummarizerError(
+                f"malformed response from {self.endpoint}: {type(exc).__name__}: {self._scrub(str(exc))[:120]}"
+            ) from None
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise SummarizerError(f"malformed response from {self.endpoint}: content is {type(content).__name__}")
+        text = content.strip()
+        if not text:
+            raise SummarizerError(f"empty reply from {self.endpoint}")
+        return text
+
+    def __call__(self, excerpt: str) -> str:
+        """The trimmed summary; raises ``SummarizerError`` (reason recorded) on any failure."""
+        self.calls += 1
+        try:
+            return self._post(excerpt)
+        except SummarizerError as exc:
+            self.failures.append(str(exc))
+            raise
+
+
+class PlaceholderSummarizer:
+    """A summarizer that always fails: every compaction gets the placeholder note."""
+
+    def __call__(self, excerpt: str) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "PlaceholderSummarizer()"
+
+
+# --- the offline extractive summarizer ----------------------------------------------
+
+_ROLE_LINE = re.compile(r"^(system|developer|user|assistant|tool|function|\?): ", re.M)
+_PATH = re.compile(
+    r"(?<![\w/.-])"
+    r"((?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}"  # dir/…/file.ext
+    r"|[\w-]+\.(?:py|rs|js|ts|tsx|jsx|go|java|c|h|cc|cpp|hpp|rb|php|md|txt|toml|yaml|yml|json|cfg|ini|sh|html|css|sql|lock|csv|ipynb))"
+    r"(?![\w/])"
+)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_DECISION = re.compile(
+    r"\b(decid\w*|will|instead|because|chose|choose|plan|going to|let me|i'll|should|need to|"
+    r"fix\w*|chang\w*|updat\w*|replac\w*|add\w*|remov\w*|us(?:e|ing))\b"
+    r"|决定|改为|因为|计划|修改|使用",
+    re.I,
+)
+_STATE = re.compile(
+    r"\b(pass\w*|fail\w*|error\w*|done|complete\w*|success\w*|exit code|returncode|next)\b"
+    r"|通过|失败|完成|下一步",
+    re.I,
+)
+_SUMMARY_HEAD = "[Earlier conversation summary]"
+
+
+def parse_excerpt(excerpt: str) -> list[tuple[str, str]]:
+    """Split an excerpt back into ``(role, text)`` records."""
+    records: list[tuple[str, str]] = []
+    starts = list(_ROLE_LINE.finditer(excerpt))
+    for k, m in enumerate(starts):
+        end = starts[k + 1].start() if k + 1 < len(starts) else len(excerpt)
+        records.append((m.group(1), excerpt[m.end():end].strip()))
+    return records
+
+
+def find_paths(text: str) -> list[str]:
+    """File paths mentioned in ``text``, in order of first mention, without duplicates."""
+    seen: dict[str, None] = {}
+    for m in _PATH.finditer(text):
+        p = m.group(1)
+        if p.startswith("./"):
+            p = p[2:]
+        if not p.startswith(("http", "www.")) and not re.fullmatch(r"[\d.]+", p):
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _clip_words(text: str, n: int) -> str:
+    words = text.split()
+    return text if len(words) <= n else " ".join(words[:n]) + " …"
+
+
+@dataclass(frozen=True)
+class _Features:
+    """What the extractive summarizer takes from one excerpt record."""
+
+    role: str
+    text: str
+    decisions: tuple[str, ...]
+    paths: tuple[str, ...]
+    last_sentence: str
+    first_line: str
+    carried: dict  # Goal/Decisions/Files/State lines of an earlier summary
+
+
+def _features(role: str, text: str) -> _Features:
+    carried: dict = {}
+    if text.startswith(_SUMMARY_HEAD):
+        for line in text.splitlines()[1:]:
+            label, sep, value = line.partition(":")
+            if sep and label in ("Goal", "Decisions", "Files", "State"):
+                carried[label] = value.strip()
+    decisions: tuple[str, ...] = ()
+    last_sentence = ""
+    if role == "assistant":
+        sents = _sentences(text)
+        decisions = tuple(_clip_words(x, 30) for x in sents if len(x) > 12 and _DECISION.search(x))
+        last_sentence = sents[-1] if sents else ""
+    first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return _Features(role, text, decisions, tuple(find_paths(text)), last_sentence, first_line, carried)
+
+
+@dataclass
+class ExtractiveSummarizer:
+    """Offline, deterministic summary: goal, decisions, file paths, current state.
+
+    It does not understand the task; it selects text. The goal is the first user
+    message (or the goal an earlier summary carried), decisions are assistant
+    sentences that announce a choice, paths are every file path mentioned, the
+    state is the last assistant sentence and the last tool result's first line.
+    ``compact`` hands it the excerpt's records directly (``summarize_records``),
+    which gives the same summary as parsing the excerpt text, faster in sweeps.
+    """
+
+    max_words: int = 300
+    max_decisions: int = 5
+    max_paths: int = 15
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _feature(self, role: str, text: str) -> _Features:
+        key = (role, text)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = _features(role, text)
+            if len(self._cache) < 100_000:
+                self._cache[key] = hit
+        return hit
+
+    def __call__(self, excerpt: str) -> str | None:
+        return self.summarize_records(parse_excerpt(excerpt))
+
+    def summarize_records(self, records: list[tuple[str, str]]) -> str | None:
+        """The summary of excerpt records ``(role, text)``; None when there are none."""
+        feats = [self._feature(r, t) for r, t in records if t]
+        if not feats:
+            return None
+        carried: dict = {}
+        for f in feats:
+            if f.carried and not carried:
+                carried = f.carried
+        goal = carried.get("Goal") or next(
+            (f.text for f in feats if f.role == "user" and not f.carried and not f.text.startswith(_SUMMARY_HEAD)), "")
+        goal = " ".join(_clip_words(goal, 70).split())
+
+        decisions: list[str] = [d.strip() for d in carried.get("Decisions", "").split(" | ")
+                                if d.strip() and d.strip() != "none recorded"]
+        paths: dict[str, None] = {}
+        for p in carried.get("Files", "").split(", "):
+            if p.strip() and p.strip() != "none mentioned":
+                paths.setdefault(p.strip(), None)
+        for f in feats:
+            decisions.extend(f.decisions)
+            for p in f.paths:
+                paths.setdefault(p, None)
+        decisions = list(dict.fromkeys(decisions))[-self.max_decisions:]
+        path_list = list(paths)[-self.max_paths:]
+
+        last_assistant = next((f for f in reversed(feats) if f.role == "assistant"), None)
+        last_tool = next((f for f in reversed(feats) if f.role == "tool"), None)
+        state_bits = []
+        if last_assistant is not None:
+            state_bits.append(_clip_words(last_assistant.last_sentence or last_assistant.text, 35))
+        if last_tool is not None:
+            state_bits.append("last tool output: " + _clip_words(last_tool.first_line, 20))
+        state = " ".join(state_bits) or carried.get("State") or "unknown"
+
+        lines = [
+            f"Goal: {goal or 'unknown'}",
+            f"Decisions: {' | '.join(decisions) if decisions else 'none recorded'}",
+            f"Files: {', '.join(path_list) if path_list else 'none mentioned'}",
+            f"State: {state}",
+        ]
+        return _fit_words(lines, self.max_words)
+
+
+def _fit_words(lines: list[str], max_words: int) -> str:
+    """Join lines, trimming the longest ones until the whole fits ``max_words``."""
+    words = [ln.split(" ") for ln in lines]
+    while sum(len(w) for w in words) > max_words:
+        longest = max(range(len(words)), key=lambda k: len(words[k]))
+        words[longest] = words[longest][: max(2, len(words[longest]) - 10)]
+        if sum(len(w) for w in words) > max_words and all(len(w) <= 2 for w in words):
+            break
+    return "\n".join(" ".join(w) for w in words)
+
+
+def default_summarizer() -> Summarizer:
+    """The offline summarizer (deterministic, no network)."""
+    return ExtractiveSummarizer()

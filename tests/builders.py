@@ -1,0 +1,42 @@
+"""Small message builders for hand-made histories."""
+
+from __future__ import annotations
+
+import json
+
+SYSTEM = {"role": "system", "content": "You are a coding agent."}
+
+
+def user(text: str = "please fix the bug") -> dict:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str = "", calls: list[str] | None = None, names: list[str] | None = None,
+              args: list[dict] | None = None) -> dict:
+    m: dict = {"role": "assistant", "content": text}
+    if calls:
+        names = names or ["read_file"] * len(calls)
+        args = args or [{"path": f"src/file{k}.py"} for k in range(len(calls))]
+        m["tool_calls"] = [
+            {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for cid, n, a in zip(calls, names, args)
+        ]
+    return m
+
+
+def tool(call_id: str, text: str = "ok") -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def tool_round(k: int, text: str = "result", n_calls: int = 1, say: str = "") -> list[dict]:
+    """An assistant message with n calls and their results."""
+    ids = [f"call_{k}_{j}" for j in range(n_calls)]
+    return [assistant(say or f"step {k}", ids)] + [tool(i, f"{text} {k}.{j}") for j, i in enumerate(ids)]
+
+
+def session(rounds: int, body: str = "x" * 100, n_calls: int = 1) -> list[dict]:
+    msgs = [dict(SYSTEM), user("Goal: rename the helper in src/app.py and keep tests green.")]
+    for k in range(rounds):
+        msgs += tool_round(k, body, n_calls)
+    msgs.append(assistant("done"))
+    return msgs

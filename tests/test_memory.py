@@ -1,0 +1,264 @@
+"""Memory: the store on disk, BM25 retrieval in English and Chinese, the block and its budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nanohermes_nb.budgets import DEFAULT_BUDGETS
+from nanohermes_nb.memory import (
+    BLOCK_END,
+    BLOCK_HEADER,
+    BLOCK_START,
+    MemoryEntry,
+    MemoryStore,
+    MemoryStoreError,
+    inject,
+    render_block,
+    set_block,
+    tokenize,
+)
+
+ENTRIES = [
+    ("preference", "用户希望所有回答都使用中文，并且代码注释也写中文"),
+    ("fact", "The project uses pnpm instead of npm for installing dependencies"),
+    ("project", "数据库迁移脚本放在 migrations 目录，执行前要先备份"),
+    ("fact", "Integration tests need the DOCKER_HOST variable set"),
+    ("project", "Configuration is parsed in src/config/parseConfig.ts"),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    s = MemoryStore(tmp_path / "memory.json")
+    s.add_many(ENTRIES)
+    return s
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+def test_chinese_query_finds_the_chinese_entry(store: MemoryStore) -> None:
+    found = store.search("回答问题的时候用什么语言？中文吗")
+    assert found[0].text == ENTRIES[0][1]
+    assert store.search("迁移数据库之前要做什么")[0].text == ENTRIES[2][1]
+
+
+def test_english_query_finds_the_english_entry(store: MemoryStore) -> None:
+    assert store.search("Which package manager installs the dependencies?")[0].text == ENTRIES[1][1]
+    assert store.search("docker host for integration tests")[0].text == ENTRIES[3][1]
+
+
+def test_identifiers_and_paths_are_searchable(store: MemoryStore) -> None:
+    assert store.search("where is parseConfig")[0].text == ENTRIES[4][1]
+    assert store.search("src/config")[0].text == ENTRIES[4][1]
+    assert store.search("parse config")[0].text == ENTRIES[4][1]
+
+
+def test_search_returns_only_matching_entries_up_to_k(store: MemoryStore) -> None:
+    assert store.search("kubernetes helm") == []
+    assert store.search("") == []
+    assert len(store.search("the project fact 中文 pnpm docker config 迁移", k=2)) == 2
+    scored = store.scored("pnpm")
+    assert len(scored) == 1 and scored[0][1] > 0
+
+
+def test_tokenizer_english_identifiers_and_chinese() -> None:
+    assert tokenize("The Quick brown FOX") == ["quick", "brown", "fox"]
+    assert tokenize("open src/main.rs") == ["open", "src/main.rs", "src", "main", "rs"]
+    assert tokenize("HTTPServer parse_config") == ["httpserver", "http", "server", "parse_config", "parse", "config"]
+    zh = tokenize("数据库迁移")
+    assert "数据库" in zh and "迁移" in zh
+
+
+def test_jieba_start_up_is_silent() -> None:
+    run = subprocess.run([sys.executable, "-c", "from nanohermes_nb.memory import tokenize; print(tokenize('中文分词'))"],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "中文" in run.stdout
+    assert run.stderr == ""
+
+
+# --------------------------------------------------------------------------- the block
+
+
+def test_render_block_layout() -> None:
+    block = render_block([{"kind": "fact", "text": "uses pnpm"}, MemoryEntry("preference", "terse answers")])
+    assert block == (f"{BLOCK_START}\n{BLOCK_HEADER}\n"
+                     "\n- [fact] uses pnpm\n- [preference] terse answers\n"
+                     f"{BLOCK_END}")
+    assert "past sessions" in BLOCK_HEADER and "reference only" in BLOCK_HEADER
+    assert "current instruction" in BLOCK_HEADER
+    assert render_block([]) == ""
+
+
+def entry(size: int, kind: str = "k") -> dict[str, str]:
+    """An entry whose rendered line ``\\n- [k] text`` is ``size`` characters long."""
+    return {"kind": kind, "text": "\u8bb0" * (size - len(f"\n- [{kind}] "))}
+
+
+def lines_of(block: str) -> list[str]:
+    return [line for line in block.split("\n") if line.startswith("- [")]
+
+
+def test_budget_at_and_past_2400_characters() -> None:
+    assert len(lines_of(render_block([entry(1200), entry(1200)]))) == 2  # exactly 2,400
+    assert len(lines_of(render_block([entry(1200), entry(1201)]))) == 1  # 2,401
+
+
+def test_first_entry_that_does_not_fit_stops_the_block() -> None:
+    ranked = [entry(1000, "a"), entry(1500, "b"), entry(20, "c")]
+    block = render_block(ranked)
+    kinds = [line[3] for line in lines_of(block)]
+    assert kinds == ["a"]  # "c" would fit, but the loop breaks at "b"
+    assert block.endswith(f"\n{BLOCK_END}")
+
+
+def test_only_top_k_entries_are_considered() -> None:
+    five = [{"kind": "k", "text": f"entry {i}"} for i in range(5)]  # each line: 14 chars
+    assert [line[-1] for line in lines_of(render_block(five))] == ["0", "1", "2", "3"]
+    tuned = DEFAULT_BUDGETS.replace(memory_inject_top_k=2, memory_inject_char_budget=28)
+    assert len(lines_of(render_block(five, tuned))) == 2
+    assert len(lines_of(render_block(five, tuned.replace(memory_inject_char_budget=27)))) == 1
+
+
+def test_set_block_twice_leaves_one_block() -> None:
+    first = render_block([{"kind": "fact", "text": "one"}])
+    second = render_block([{"kind": "fact", "text": "two"}])
+    once = set_block("SYSTEM", first)
+    twice = set_block(set_block(once, second), second)
+    assert once == "SYSTEM\n\n" + first
+    assert twice == "SYSTEM\n\n" + second
+    assert twice.count(BLOCK_START) == 1 and "one" not in twice
+
+
+def test_empty_block_removes_it() -> None:
+    block = render_block([{"kind": "fact", "text": "one"}])
+    assert set_block(set_block("SYSTEM\n", block), "") == "SYSTEM\n"
+    assert set_block("SYSTEM", "") == "SYSTEM"
+    assert set_block("", block) == block
+
+
+def test_set_block_moves_a_stray_block_to_the_end() -> None:
+    block = render_block([{"kind": "fact", "text": "new"}])
+    stray = f"HEAD\n\n{BLOCK_START}\nold\n{BLOCK_END}\nTAIL"
+    assert set_block(stray, block) == "HEAD\nTAIL\n\n" + block
+    assert set_block(f"HEAD\n\n{BLOCK_START}\nunterminated", "") == "HEAD"
+
+
+def test_inject_sets_the_block_without_mutating(store: MemoryStore) -> None:
+    history = [{"role": "system", "content": "SYSTEM"}, {"role": "user", "content": "pnpm?"}]
+    snapshot = json.dumps(history)
+    turn1 = inject(history, "which package manager, pnpm or npm", store)
+    assert json.dumps(history) == snapshot and turn1 is not history
+    assert turn1[0]["content"].startswith("SYSTEM\n\n" + BLOCK_START)
+    assert "- [fact] The project uses pnpm" in turn1[0]["content"]
+    assert turn1[0]["content"].endswith(BLOCK_END)
+    turn2 = inject(turn1, "用中文回答", store)
+    assert turn2[0]["content"].count(BLOCK_START) == 1 and "pnpm" not in turn2[0]["content"]
+    assert inject(turn2, "nothing matches this", store)[0]["content"] == "SYSTEM"
+    assert turn2[1] is history[1]
+
+
+def test_inject_without_a_system_message(store: MemoryStore) -> None:
+    history = [{"role": "user", "content": "hi"}]
+    out = inject(history, "pnpm", store)
+    assert out[0]["role"] == "system" and out[0]["content"].startswith(BLOCK_START)
+    assert out[1:] == history and len(history) == 1
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def test_text_is_cut_to_400_characters_on_write(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path / "m.json")
+    at = s.add("fact", "a" * 400)
+    past = s.add("fact", "\u6587" * 401)
+    assert at.text == "a" * 400 and past.text == "\u6587" * 400
+    saved = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["entries"]
+    assert [len(e["text"]) for e in saved] == [400, 400]
+    assert all(e["created"] for e in saved)
+
+
+def test_eviction_drops_the_oldest_at_500(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path / "m.json")
+    s.add_many(("fact", f"note {i}") for i in range(500))
+    assert len(s) == 500
+    s.add("fact", "newest")
+    kept = s.entries()
+    assert len(kept) == 500
+    assert kept[0].text == "note 1" and kept[-1].text == "newest"
+    assert "note 0" not in {e.text for e in kept}
+
+
+def test_eviction_follows_a_tuned_budget(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path / "m.json", DEFAULT_BUDGETS.replace(memory_max_entries=3))
+    for i in range(5):
+        s.add("fact", f"n{i}")
+    assert [e.text for e in s.entries()] == ["n2", "n3", "n4"]
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "deep" / "m.json"
+    s = MemoryStore(path)
+    for i in range(3):
+        s.add("fact", f"n{i}")
+    assert sorted(os.listdir(path.parent)) == ["m.json"]
+    before = path.read_bytes()
+
+    def crash(*args: object) -> None:
+        raise OSError("disk vanished")
+
+    monkeypatch.setattr(os, "replace", crash)  # a crash between writing the temp file and the swap
+    with pytest.raises(OSError, match="disk vanished"):
+        s.add("fact", "lost")
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(path.parent)) == ["m.json"]
+
+
+def test_corrupt_store_is_reported_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    damaged = b'{"version": 1, "entries": [\n  {"kind": "fact", "text": "half'
+    path.write_bytes(damaged)
+    s = MemoryStore(path)
+    with pytest.raises(MemoryStoreError) as err:
+        s.entries()
+    message = str(err.value)
+    assert message.startswith(f"{path}: not valid JSON at line 2, column")
+    assert "left untouched" in message
+    with pytest.raises(MemoryStoreError):
+        s.add("fact", "would overwrite")
+    with pytest.raises(MemoryStoreError):
+        s.search("fact")
+    assert path.read_bytes() == damaged
+    assert os.listdir(tmp_path) == ["memory.json"]
+
+
+def test_wrong_shape_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text('{"entries": [{"kind": "fact"}]}')
+    with pytest.raises(MemoryStoreError, match=r"entries\[0\] needs string 'kind' and 'text'"):
+        MemoryStore(path).entries()
+
+
+def test_default_path_under_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    s = MemoryStore()
+    assert s.path == tmp_path / ".nanohermes" / "memory.json"
+    assert s.entries() == ()
+    s.add("preference", "short answers")
+    assert json.loads(s.path.read_text())["entries"][0]["text"] == "short answers"
+
+
+def test_bad_entries_are_refused(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path / "m.json")
+    with pytest.raises(ValueError, match="memory text"):
+        s.add("fact", "   ")
+    with pytest.raises(ValueError, match="memory kind"):
+        s.add("", "text")
+    assert not (tmp_path / "m.json").exists()

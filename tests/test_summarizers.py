@@ -1,0 +1,209 @@
+"""The LLM summarizer against a real chat-completions server on 127.0.0.1, and the offline one."""
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, SummarizerError, compact
+from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
+from nanohermes_nb.summarizers import find_paths, summary_prompt
+
+from builders import session
+
+KEY = "sk-test-SECRET-0123456789"
+
+
+class ChatServer:
+    """A tiny OpenAI-compatible endpoint; ``mode`` picks the answer."""
+
+    def __init__(self):
+        self.mode = "ok"
+        self.requests = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
+                mode = server.mode
+                if mode == "sleep":
+                    time.sleep(1)
+                if mode == "http500":
+                    return self._send(500, b'{"error": {"message": "upstream exploded"}}')
+                if mode == "http401-echo":
+                    # a badly behaved server echoing the credential back
+                    return self._send(401, json.dumps({"error": "bad key " + self.headers["Authorization"]}).encode())
+                if mode == "not-json":
+                    return self._send(200, b"<html>gateway</html>")
+                if mode == "no-choices":
+                    return self._send(200, b'{"id": "x", "object": "chat.completion"}')
+                content = {"ok": "  The user wants X. Edited src/app.py.  \n", "empty": "   ", "null": None}.get(mode, "ok")
+                reply = {"id": "c1", "object": "chat.completion",
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                      "finish_reason": "stop"}]}
+                self._send(200, json.dumps(reply).encode())
+
+            def _send(self, code, payload):
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def chat():
+    s = ChatServer()
+    yield s
+    s.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_one_non_streaming_request_without_tools(chat):
+    llm = OpenAICompatibleSummarizer(chat.url, KEY, "test-model")
+    assert llm("user: do X\n") == "The user wants X. Edited src/app.py."
+    (req,) = chat.requests
+    assert req["path"] == "/v1/chat/completions"
+    assert req["headers"]["Authorization"] == f"Bearer {KEY}"
+    body = req["body"]
+    assert body["model"] == "test-model" and body["temperature"] == 0 and body["stream"] is False
+    assert "tools" not in body
+    assert body["messages"][0] == {"role": "system", "content": summary_prompt(300)}
+    assert body["messages"][1] == {"role": "user", "content": "user: do X\n"}
+    prompt = summary_prompt(300).lower()
+    for needle in ("goal", "decisions", "file path", "current state", "300 words", "summary text only"):
+        assert needle in prompt
+
+
+def test_compact_uses_the_llm_summary(chat):
+    llm = OpenAICompatibleSummarizer(chat.url, KEY, "m")
+    msgs = session(10)
+    r = compact(msgs, budget=1000, summarizer=llm)
+    assert r.note == SUMMARY_HEADER + "\nThe user wants X. Edited src/app.py." and r.failure is None
+    assert chat.requests[0]["body"]["messages"][1]["content"] == build_excerpt(r.dropped)
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("http500", "HTTP 500"),
+    ("http401-echo", "HTTP 401"),
+    ("not-json", "malformed response"),
+    ("no-choices", "malformed response"),
+    ("empty", "empty reply"),
+    ("null", "empty reply"),
+])
+def test_every_failure_is_a_reason_and_the_placeholder(chat, mode, reason):
+    chat.mode = mode
+    llm = OpenAICompatibleSummarizer(chat.url, KEY, "m")
+    with pytest.raises(SummarizerError) as err:
+        llm("user: hi\n")
+    assert reason in str(err.value) and KEY not in str(err.value)
+    r = compact(session(10), budget=1000, summarizer=llm)
+    assert r.note == PLACEHOLDER_NOTE and reason in r.failure and KEY not in r.failure
+    assert llm.failures and all(KEY not in f for f in llm.failures)
+
+
+def test_connection_refused_is_a_reason():
+    llm = OpenAICompatibleSummarizer(f"http://127.0.0.1:{free_port()}/v1", KEY, "m", timeout=2)
+    r = compact(session(10), budget=1000, summarizer=llm)
+    assert r.note == PLACEHOLDER_NOTE and "connection failed" in r.failure and KEY not in r.failure
+
+
+def test_timeout_is_a_reason(chat):
+    chat.mode = "sleep"
+    llm = OpenAICompatibleSummarizer(chat.url, KEY, "m", timeout=0.3)
+    t = time.perf_counter()
+    r = compact(session(10), budget=1000, summarizer=llm)
+    assert time.perf_counter() - t < 0.9
+    assert r.note == PLACEHOLDER_NOTE and "timed out after 0.3 s" in r.failure
+
+
+def test_the_key_never_shows(chat, caplog):
+    llm = OpenAICompatibleSummarizer(chat.url, KEY, "m")
+    assert KEY not in repr(llm) and KEY not in str(llm) and "api_key=<set>" in repr(llm)
+    chat.mode = "http401-echo"
+    with caplog.at_level("DEBUG"):
+        compact(session(10), budget=1000, summarizer=llm)
+    assert KEY not in caplog.text
+
+
+def test_configured_from_environment(chat):
+    env = {"NANOHERMES_LLM_BASE_URL": chat.url, "NANOHERMES_LLM_API_KEY": KEY, "NANOHERMES_LLM_MODEL": "env-model"}
+    llm = OpenAICompatibleSummarizer.from_env(env)
+    assert llm("user: x\n")
+    assert chat.requests[0]["body"]["model"] == "env-model"
+    assert OpenAICompatibleSummarizer.from_env({}) is None
+
+
+# --- the offline extractive summarizer ---------------------------------------------
+
+EXCERPT = (
+    "user: Please make the CLI accept --json and keep the old text output. Files live in src/cli.py.\n"
+    "assistant: I will add a --json flag instead of a new subcommand because the output is the same data.\n"
+    "tool: 1\u2192import argparse\n2\u2192def main(): ...\n"
+    "assistant: Updated src/cli.py and tests/test_cli.py to cover the flag.\n"
+    "tool: ===== 12 passed in 0.3s =====\n"
+)
+
+
+def test_extractive_keeps_goal_decisions_paths_state():
+    s = ExtractiveSummarizer()(EXCERPT)
+    lines = s.splitlines()
+    assert lines[0].startswith("Goal: Please make the CLI accept --json")
+    assert lines[1].startswith("Decisions: ") and "--json flag instead" in lines[1]
+    assert lines[2] == "Files: src/cli.py, tests/test_cli.py"
+    assert lines[3].startswith("State: ") and "12 passed" in lines[3]
+
+
+def test_extractive_is_deterministic_and_under_300_words():
+    long = "user: " + "goal word " * 400 + "\n" + "".join(
+        f"assistant: I will change module{k}/file{k}.py because reason {k} matters a lot here.\n" for k in range(200))
+    a, b = ExtractiveSummarizer()(long), ExtractiveSummarizer()(long)
+    assert a == b and len(a.split()) <= 300
+    assert len(ExtractiveSummarizer(max_words=50)(long).split()) <= 50
+
+
+def test_extractive_rolling_summary_carries_the_goal_and_files():
+    first = ExtractiveSummarizer()(EXCERPT)
+    second_excerpt = f"system: {SUMMARY_HEADER}\n{first}\nassistant: Now I will update docs/usage.md.\n"
+    second = ExtractiveSummarizer()(second_excerpt)
+    assert second.splitlines()[0] == first.splitlines()[0]
+    assert "src/cli.py" in second and "docs/usage.md" in second
+
+
+def test_records_and_excerpt_paths_agree():
+    from nanohermes_nb.compaction import excerpt_records
+    from nanohermes_nb.summarizers import parse_excerpt
+
+    msgs = session(6)
+    assert parse_excerpt(build_excerpt(msgs)) == excerpt_records(msgs)
+    s = ExtractiveSummarizer()
+    assert s(build_excerpt(msgs)) == s.summarize_records(excerpt_records(msgs))
+
+
+def test_find_paths():
+    text = "edit ./src/a.py and docs/x.md, not http://example.com/a.py nor 3.14; also setup.cfg"
+    assert find_paths(text) == ["src/a.py", "docs/x.md", "setup.cfg"]
