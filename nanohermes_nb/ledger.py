@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .history import PROFILES, HistoryChecker
-from .metrics import Retention, TextIndex, first_user_goal, retention
+from .metrics import Retention, TextIndex, first_user_goal, goal_terms, retention
 from .policies import Event, Policy, PolicyEnv, get_policy
 from .sizing import UNITS, Meter, shared_prefix_bytes
 from .summarizers import Summarizer
@@ -108,6 +108,7 @@ class Totals:
             "final_size": self.final_size,
             "ineffective_compactions": self.ineffective_compactions,
             "prefix_reuse": self.prefix_reuse,
+            "request_bytes": self.request_bytes,
             "prefix_reuse_share": round(self.prefix_reuse_share, 4),
             "retention": None if self.retention is None else round(self.retention, 4),
         }
@@ -133,7 +134,7 @@ class _Run:
         self.profiles = tuple(profiles)
         self.with_retention = with_retention
         self.want_rows = rows
-        self.text_index = text_index or TextIndex()
+        self.text_index = text_index
         self.rows: list[dict] = []
         self.events: list[LedgerEvent] = []
 
@@ -469,7 +470,6 @@ def _start(messages, *, budget, keep_recent, summarizer, unit, policy, tokens, p
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
     meters = {} if meters is None else meters
-    meters.setdefault("text_index", TextIndex())
     for u in set(tokens) | {unit, "bytes"}:
         _check_unit(u)
         if u not in meters:
@@ -480,9 +480,15 @@ def _start(messages, *, budget, keep_recent, summarizer, unit, policy, tokens, p
     else:
         pol = get_policy(policy)
     prepared, notes = prepare(messages)
+    index = None
+    if with_retention:  # one index per transcript, shared by every setting of a sweep
+        terms = tuple(goal_terms(first_user_goal(prepared)))
+        index = meters.get("text_index")
+        if index is None or index.terms != terms:
+            index = meters["text_index"] = TextIndex(terms)
     token_meter = meters.get("cl100k")
     env = PolicyEnv(budget, meters[unit], summarizer, unit, token_meter)
     run = _Run(prepared, pol, env, bytes_meter=meters["bytes"],
                token_meters={u: meters[u] for u in tokens}, profiles=profiles,
-               with_retention=with_retention, rows=rows, text_index=meters.get("text_index"))
+               with_retention=with_retention, rows=rows, text_index=index)
     return run, notes, prepared, pol

@@ -9,6 +9,7 @@ context it kept (the summary included)?
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -94,25 +95,33 @@ class Retention:
 
 
 class TextIndex:
-    """Per-message paths and words, computed once per message object for a replay or sweep."""
+    """Per-message paths and goal words, computed once per message object in a run.
 
-    def __init__(self) -> None:
-        self._cache: dict[int, tuple[Mapping[str, Any], frozenset, frozenset]] = {}
+    It keeps little: the paths a message mentions (as shared, interned strings)
+    and which of the goal's ``terms`` it contains, so a long replay does not hold
+    a second copy of every message's words.
+    """
 
-    def entry(self, message: Mapping[str, Any]) -> tuple[frozenset, frozenset]:
+    def __init__(self, terms: Sequence[str] = ()) -> None:
+        self.terms = tuple(terms)
+        self._terms = frozenset(self.terms)
+        self._cache: dict[int, tuple[Mapping[str, Any], tuple[str, ...], frozenset]] = {}
+
+    def entry(self, message: Mapping[str, Any]) -> tuple[tuple[str, ...], frozenset]:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1], hit[2]
         text = context_text([message])
-        paths = frozenset(find_paths(text))
-        words = frozenset(w.lower() for w in _WORD.findall(text))
-        self._cache[id(message)] = (message, paths, words)
-        return paths, words
+        paths = tuple(sys.intern(p) for p in sorted(find_paths(text)))
+        present = self._terms.intersection(_WORD.findall(text.lower())) if self._terms else frozenset()
+        self._cache[id(message)] = (message, paths, frozenset(present))
+        return paths, frozenset(present)
 
-    def paths(self, message: Mapping[str, Any]) -> frozenset:
+    def paths(self, message: Mapping[str, Any]) -> tuple[str, ...]:
         return self.entry(message)[0]
 
-    def words(self, message: Mapping[str, Any]) -> frozenset:
+    def goal_words(self, message: Mapping[str, Any]) -> frozenset:
+        """The goal terms this message contains."""
         return self.entry(message)[1]
 
 
@@ -129,21 +138,24 @@ def retention(
     message mentions it; the goal when ``GOAL_TERM_SHARE`` of its distinctive
     words appear in kept messages.
     """
-    index = index or TextIndex()
     removed_goal = first_user_goal(removed)
     goal = removed_goal if goal is None else goal
     at_stake = bool(removed_goal) and bool(goal)
+    terms = goal_terms(goal) if goal else []
+    if index is None or index.terms != tuple(terms):
+        index = TextIndex(terms)
     goal_kept = False
     if at_stake:
-        terms = goal_terms(goal)
         if terms:
-            present = sum(1 for t in terms if any(t in index.words(m) for m in kept))
-            goal_kept = present / len(terms) >= GOAL_TERM_SHARE
+            present: set[str] = set()
+            for m in kept:
+                present.update(index.goal_words(m))
+            goal_kept = len(present) / len(terms) >= GOAL_TERM_SHARE
         else:
             goal_kept = any(goal.strip() in text_of(m) for m in kept)
     paths: dict[str, None] = {}
     for m in removed:
-        for p in sorted(index.paths(m)):
+        for p in index.paths(m):
             paths.setdefault(p, None)
     kept_paths: set[str] = set()
     for m in kept:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -181,13 +182,17 @@ class PlaceholderSummarizer:
 
 # --- the offline extractive summarizer ----------------------------------------------
 
-_ROLE_LINE = re.compile(r"^(system|developer|user|assistant|tool|function|\?): ", re.M)
+# the last alternative is the record role a policy uses to hand over a previous summary
+PREVIOUS_SUMMARY_ROLE = "previous summary (update it with the turns below)"
+_ROLE_LINE = re.compile(
+    r"^(system|developer|user|assistant|tool|function|\?|" + re.escape(PREVIOUS_SUMMARY_ROLE) + r"): ", re.M)
 _PATH = re.compile(
     r"(?<![\w/.-])"
     r"((?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}"  # dir/…/file.ext
     r"|[\w-]+\.(?:py|rs|js|ts|tsx|jsx|go|java|c|h|cc|cpp|hpp|rb|php|md|txt|toml|yaml|yml|json|cfg|ini|sh|html|css|sql|lock|csv|ipynb))"
     r"(?![\w/])"
 )
+_NUMERIC = re.compile(r"[\d.]+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _DECISION = re.compile(
     r"\b(decid\w*|will|instead|because|chose|choose|plan|going to|let me|i'll|should|need to|"
@@ -215,14 +220,13 @@ def parse_excerpt(excerpt: str) -> list[tuple[str, str]]:
 
 def find_paths(text: str) -> list[str]:
     """File paths mentioned in ``text``, in order of first mention, without duplicates."""
-    seen: dict[str, None] = {}
-    for m in _PATH.finditer(text):
-        p = m.group(1)
+    found: dict[str, None] = {}
+    for p in dict.fromkeys(_PATH.findall(text)):
         if p.startswith("./"):
             p = p[2:]
-        if not p.startswith(("http", "www.")) and not re.fullmatch(r"[\d.]+", p):
-            seen.setdefault(p, None)
-    return list(seen)
+        if not p.startswith(("http", "www.")) and not _NUMERIC.fullmatch(p):
+            found.setdefault(p, None)
+    return list(found)
 
 
 def _sentences(text: str) -> list[str]:
@@ -261,7 +265,9 @@ def _features(role: str, text: str) -> _Features:
         decisions = tuple(_clip_words(x, 30) for x in sents if len(x) > 12 and _DECISION.search(x))
         last_sentence = sents[-1] if sents else ""
     first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return _Features(role, text, decisions, tuple(find_paths(text)), last_sentence, first_line, carried)
+    kept_text = text if role == "user" else ""  # only user text is needed later (the goal)
+    paths = tuple(sys.intern(p) for p in find_paths(text))  # shared strings: paths repeat across messages
+    return _Features(role, kept_text, decisions, paths, last_sentence, first_line, carried)
 
 
 @dataclass
@@ -282,7 +288,10 @@ class ExtractiveSummarizer:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _feature(self, role: str, text: str) -> _Features:
-        key = (role, text)
+        # keyed by length and hash, not the text itself: the cache must not keep a
+        # second copy of every tool output alive (a 64-bit hash plus length collision
+        # is far less likely than a cosmic-ray bit flip)
+        key = (role, len(text), hash(text))
         hit = self._cache.get(key)
         if hit is None:
             hit = _features(role, text)
@@ -323,7 +332,7 @@ class ExtractiveSummarizer:
         last_tool = next((f for f in reversed(feats) if f.role == "tool"), None)
         state_bits = []
         if last_assistant is not None:
-            state_bits.append(_clip_words(last_assistant.last_sentence or last_assistant.text, 35))
+            state_bits.append(_clip_words(last_assistant.last_sentence, 35))
         if last_tool is not None:
             state_bits.append("last tool output: " + _clip_words(last_tool.first_line, 20))
         state = " ".join(state_bits) or carried.get("State") or "unknown"

@@ -150,3 +150,34 @@ def test_input_not_mutated():
     before = json.dumps(msgs)
     replay(msgs, budget=5_000)
     assert json.dumps(msgs) == before
+
+
+def test_50mb_transcript_loads_and_replays_within_a_few_copies(tmp_path):
+    import gc
+    import tracemalloc
+
+    from nanohermes_nb import load_transcript
+
+    code = "".join(f"{i:4d}  def handler_{i}(request): return render(request, 'views/page_{i}.html')\n"
+                   for i in range(100))
+    zh = "日志：请求已处理，耗时 12 毫秒。\n" * 30
+    path = tmp_path / "big.json"
+    with path.open("w", encoding="utf-8") as f:
+        f.write('[{"role":"system","content":"agent"},{"role":"user","content":"refactor app/views.py"}')
+        k = 0
+        while f.tell() < 50_000_000:
+            k += 1
+            out = f"{k}\n" + code + (zh if k % 4 == 0 else "")
+            f.write("," + json.dumps(assistant("", [f"c{k}"]), ensure_ascii=False))
+            f.write("," + json.dumps(tool(f"c{k}", out), ensure_ascii=False))
+        f.write("]")
+    size = path.stat().st_size
+    gc.collect()
+    tracemalloc.start()
+    try:
+        L = replay(load_transcript(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert L.totals.requests == k and L.totals.compactions > 100
+    assert peak < 5 * size, f"peak {peak / size:.1f}x the file"

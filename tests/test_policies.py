@@ -1,0 +1,418 @@
+"""The policy lab: each policy on histories where its behaviour is known, legality on
+every shared transcript, Hypothesis properties, and the metrics computed by hand."""
+
+import copy
+import dataclasses
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nanohermes_nb import (
+    PLACEHOLDER_NOTE,
+    SUMMARY_HEADER,
+    check_history,
+    context_size,
+    load_transcript,
+    message_size,
+    replay,
+    sweep,
+)
+from nanohermes_nb.compaction import is_summary_message
+from nanohermes_nb.metrics import GOAL_TERM_SHARE, goal_terms, retention
+from nanohermes_nb.policies import (
+    POLICIES,
+    PREVIOUS_SUMMARY_ROLE,
+    ClearToolUsesPolicy,
+    CodexPolicy,
+    Event,
+    HermesAgentPolicy,
+    LangChainTrimPolicy,
+    ObservationMaskingPolicy,
+    PolicyEnv,
+    get_policy,
+    repair_tool_pairs,
+)
+from nanohermes_nb.sizing import text_of
+
+from builders import SYSTEM, assistant, session, tool, tool_round, user
+from conftest import shared_transcript_files
+
+NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses"]
+
+
+def env(budget, summarizer=lambda e: "S", **kw):
+    return PolicyEnv(budget, message_size, summarizer, **kw)
+
+
+def run(policy, ctx, budget, summarizer=lambda e: "S", **kw):
+    return policy.apply(ctx, env(budget, summarizer, **kw), context_size(ctx))
+
+
+def tool_messages(ctx):
+    return [m for m in ctx if m["role"] == "tool"]
+
+
+# --- registry, parameters, trigger ---------------------------------------------------------
+
+
+def test_registry_has_every_policy_with_documented_tunable_constants():
+    assert {"nanohermes", *NEW_POLICIES} <= set(POLICIES)
+    for name in NEW_POLICIES:
+        cls = POLICIES[name]
+        assert cls.name == name and dataclasses.is_dataclass(cls)
+        assert cls.__dataclass_params__.frozen
+        doc = cls.__doc__
+        assert "Source" in doc and len(doc.split()) > 80  # names the system, constants and where from
+        pol = get_policy(name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(pol, dataclasses.fields(pol)[0].name, 1)
+    assert HermesAgentPolicy().protect_first_n == 3 and HermesAgentPolicy().summary_target_ratio == 0.20
+    assert CodexPolicy().user_message_max_tokens == 20_000
+    assert ObservationMaskingPolicy().attention_window == 5
+    assert ClearToolUsesPolicy().keep == 3 and ClearToolUsesPolicy().placeholder == "[cleared]"
+    assert get_policy("clear_tool_uses", keep=1).keep == 1
+    with pytest.raises(ValueError):
+        LangChainTrimPolicy(target_share=1.5)
+
+
+@pytest.mark.parametrize("name", NEW_POLICIES)
+def test_every_policy_acts_only_over_budget(name):
+    ctx = session(12, body="x" * 1000)
+    size = context_size(ctx)
+    pol = get_policy(name)
+    new, ev = pol.apply(ctx, env(size), size)  # size == budget: not over
+    assert ev is None and new is ctx
+    new, ev = pol.apply(ctx, env(size - 1), size)
+    assert isinstance(ev, Event) and ev.policy == name and new is not ctx
+    assert ev.size_before == size and ev.size_after == context_size(new)
+    assert ev.kind in ("summary", "placeholder", "trim", "mask", "clear") and ev.detail
+    removed_ids = {id(m) for m in ev.removed}
+    assert all(id(m) not in {id(x) for x in new} for m in ev.removed)  # removed = no longer there as they were
+    assert all(any(m is x for x in ctx) for m in ev.removed)
+    assert all(not any(m is x for x in ctx) for m in ev.inserted) and removed_ids
+
+
+# --- codex ---------------------------------------------------------------------------------
+
+
+def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
+    ctx = [dict(SYSTEM), user("Goal: fix src/app.py")] + tool_round(0, "a" * 800, 2) + [user("also src/b.py")]
+    ctx += tool_round(1, "b" * 800) + [{"role": "system", "content": "notice: sandbox restarted"}]
+    ctx += tool_round(2, "c" * 800, 3)
+    seen = []
+    new, ev = run(CodexPolicy(), ctx, 2_000, lambda e: seen.append(e) or "did things")
+    users = [m for m in ctx if m["role"] == "user"]
+    assert new[0] is ctx[0]
+    assert new[1:-1] == users and all(a is b for a, b in zip(new[1:-1], users))
+    assert not tool_messages(new) and not any(m["role"] == "assistant" for m in new)
+    assert new[-1] == {"role": "user", "content": SUMMARY_HEADER + "\ndid things"}
+    assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.inserted == (new[-1],)
+    assert "read_file(" in seen[0]  # the summarizer saw the whole history, calls included
+    assert check_history(new) == []
+    # second compaction: the old summary is not a real user message; one summary remains
+    ctx2 = new + tool_round(3, "d" * 2000)
+    new2, ev2 = run(CodexPolicy(), ctx2, 2_000, lambda e: "again")
+    assert new2[1:-1] == users and sum(is_summary_message(m) for m in new2) == 1
+    assert new2[-1]["content"].endswith("again")
+
+
+def test_codex_selects_user_messages_newest_first_within_the_token_budget():
+    tokens = lambda m: len(text_of(m))  # one token per character, to count by hand
+    ctx = [dict(SYSTEM), user("aaaa"), *tool_round(0), user("bbbb"), *tool_round(1), user("cccc"), *tool_round(2)]
+    new, _ = run(CodexPolicy(user_message_max_tokens=10), ctx, 10, token_meter=tokens)
+    # cccc (4) and bbbb (4) fit; 2 tokens left cannot hold a truncated aaaa
+    assert [m["content"] for m in new[1:-1]] == ["bbbb", "cccc"]
+    long = "x" * 60
+    ctx = [dict(SYSTEM), user(long), *tool_round(0), user("cccc"), *tool_round(1)]
+    new, ev = run(CodexPolicy(user_message_max_tokens=40), ctx, 10, token_meter=tokens)
+    first = new[1]["content"]
+    assert new[2]["content"] == "cccc" and "chars truncated" in first and tokens(new[1]) <= 36
+    assert first.startswith("x") and first.endswith("x") and new[1] in ev.inserted
+
+
+# --- observation masking and clearing ------------------------------------------------------
+
+
+def test_observation_masking_leaves_exactly_five_unmasked_tool_results():
+    ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "out" * 200, n_calls=2)]
+    before = copy.deepcopy(ctx)
+    new, ev = run(ObservationMaskingPolicy(), ctx, 1_000)
+    assert ctx == before
+    results = tool_messages(new)
+    unmasked = [m for m in results if m["content"] != "<MASKED>"]
+    assert len(results) == 12 and len(unmasked) == 5 and unmasked == tool_messages(ctx)[-5:]
+    assert [m["tool_call_id"] for m in results] == [m["tool_call_id"] for m in tool_messages(ctx)]
+    assert ev.kind == "mask" and len(ev.removed) == len(ev.inserted) == 7
+    assert check_history(new) == []
+    again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
+    assert ev2 is None and again is new
+
+
+def test_clear_tool_uses_keeps_exactly_the_last_three_results():
+    ctx = [dict(SYSTEM), user()] + [m for k in range(5) for m in tool_round(k, "r" * 300, n_calls=2)]
+    new, ev = run(ClearToolUsesPolicy(), ctx, 1_000)
+    results = tool_messages(new)
+    intact = [m for m in results if m["content"] != "[cleared]"]
+    assert intact == tool_messages(ctx)[-3:] and all(a is b for a, b in zip(intact, tool_messages(ctx)[-3:]))
+    assert len(results) == 10 and ev.kind == "clear" and len(ev.removed) == 7
+    assert check_history(new) == []
+    # excluded tools are never cleared; clearing inputs empties the call's arguments
+    ctx = [dict(SYSTEM), user(), *tool_round(0, "r" * 300), *tool_round(1, "r" * 300)]
+    ctx[2]["tool_calls"][0]["function"]["name"] = "keep_me"
+    new, _ = run(ClearToolUsesPolicy(keep=0, exclude_tools=("keep_me",), clear_tool_inputs=True), ctx, 100)
+    assert new[2] is ctx[2] and new[3] is ctx[3] and new[5]["content"] == "[cleared]"
+    assert new[4]["tool_calls"][0]["function"]["arguments"] == "{}" != ctx[4]["tool_calls"][0]["function"]["arguments"]
+    # clear_at_least (tokens) stops once enough is reclaimed, oldest first
+    tokens = lambda m: len(text_of(m))
+    ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "r" * 100)]
+    new, ev = run(ClearToolUsesPolicy(clear_at_least=150), ctx, 100, token_meter=tokens)
+    assert [m["content"] == "[cleared]" for m in tool_messages(new)] == [True, True, False, False, False, False]
+
+
+# --- langchain trim ------------------------------------------------------------------------
+
+
+def test_langchain_trim_starts_on_a_user_message_and_fits_the_target():
+    ctx = [dict(SYSTEM)]
+    for t in range(5):
+        ctx += [user(f"question {t}")] + tool_round(t, "z" * 400, 2) + [assistant(f"answer {t}")]
+    budget = 4_000
+    pol = LangChainTrimPolicy()
+    new, ev = run(pol, ctx, budget)
+    assert new[0] is ctx[0] and new[1]["role"] == "user"
+    assert context_size(new) <= budget and ev.kind == "trim"
+    start = len(ctx) - (len(new) - 1)
+    assert new[1:] == ctx[start:]  # a suffix of the conversation, unchanged
+    # it is the longest such suffix: the previous user message would not fit
+    prev_user = max(i for i in range(1, start) if ctx[i]["role"] == "user")
+    assert message_size(ctx[0]) + context_size(ctx[prev_user:]) > budget
+    assert check_history(new) == []
+    half, _ = run(LangChainTrimPolicy(target_share=0.5), ctx, budget)
+    assert context_size(half) <= budget // 2 and half[1]["role"] == "user"
+    # no user message fits: only the system message is left (LangChain would return [])
+    ctx = [dict(SYSTEM), user("go"), *tool_round(0, "y" * 3000)]
+    new, ev = run(pol, ctx, 1_000)
+    assert new == [ctx[0]] and len(ev.removed) == 3
+
+
+# --- hermes-agent ----------------------------------------------------------------------------
+
+
+def hermes_session(rounds=12, body="x" * 1000):
+    ctx = [dict(SYSTEM), user("Goal: rename the helper in src/app.py and keep tests green."),
+           assistant("looking", ["h0"]), tool("h0", "small listing")]
+    for k in range(rounds):
+        ctx += tool_round(k, body, n_calls=1 + k % 3, say=f"step {k}: editing src/mod{k}.py")
+    return ctx
+
+
+def test_hermes_keeps_the_head_never_leaves_an_orphan_and_prunes_old_results():
+    ctx = hermes_session()
+    before = copy.deepcopy(ctx)
+    seen = []
+    new, ev = run(HermesAgentPolicy(), ctx, 10_000, lambda e: seen.append(e) or "S1")
+    assert ctx == before
+    assert check_history(new) == []
+    assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4]))  # head: first 3 messages
+    assert new[0]["content"].startswith(ctx[0]["content"])  # a compaction note appended to the system message
+    assert new[4]["role"] == "user" and new[4]["content"] == SUMMARY_HEADER + "\nS1"  # after a tool: user role
+    assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.cut is not None
+    tail = new[5:]
+    assert tail == ctx[len(ctx) - len(tail):] and len(tail) >= 3 and tail[0]["role"] != "tool"
+    assert "[read_file] read src/file0.py from line 1 (1,004 chars)" in seen[0]  # pruned to one line
+    assert "read_file(" in seen[0] and PREVIOUS_SUMMARY_ROLE not in seen[0]
+
+
+def test_hermes_deduplicates_identical_tool_results():
+    same = "identical output line\n" * 20  # 440 chars, over the 200-char floor
+    ctx = hermes_session(rounds=4, body="y" * 900)
+    ctx[5]["content"] = same  # an old result (round 0)
+    ctx += [assistant("again", ["d1"]), tool("d1", same)]  # the same output, newest
+    ctx += tool_round(9, "w" * 900)
+    seen = []
+    new, _ = run(HermesAgentPolicy(), ctx, 4_000, lambda e: seen.append(e) or "S")
+    assert "[Duplicate tool output" in seen[0] and same.strip() not in seen[0]
+    assert sum(m.get("content") == same for m in new) == 1  # the newest copy is kept verbatim
+    assert check_history(new) == []
+
+
+def test_hermes_second_compaction_updates_the_previous_summary():
+    first, _ = run(HermesAgentPolicy(), hermes_session(), 10_000, lambda e: "S1")
+    ctx = first + [m for k in range(20, 28) for m in tool_round(k, "q" * 1000, n_calls=2)]
+    seen = []
+    new, ev = run(HermesAgentPolicy(), ctx, 10_000, lambda e: seen.append(e) or "S2")
+    assert seen[0].startswith(f"{PREVIOUS_SUMMARY_ROLE}: {SUMMARY_HEADER}\nS1\n")  # marked as the summary to update
+    assert seen[0].count(SUMMARY_HEADER) == 1 and "user: " + SUMMARY_HEADER not in seen[0]
+    summaries = [m for m in new if is_summary_message(m)]
+    assert summaries == [{"role": "user", "content": SUMMARY_HEADER + "\nS2"}]
+    assert first[4] in ev.removed and new[1:4] == first[1:4]
+    assert new[0] is first[0]  # the system note is added once
+    assert check_history(new) == []
+
+
+def test_hermes_summarizer_failure_gives_the_placeholder():
+    def boom(excerpt):
+        raise RuntimeError("down")
+
+    new, ev = run(HermesAgentPolicy(), hermes_session(), 10_000, boom)
+    assert ev.kind == "placeholder" and "down" in ev.failure and new[4]["content"] == PLACEHOLDER_NOTE
+    new, ev = run(CodexPolicy(), hermes_session(), 10_000, boom)
+    assert ev.kind == "placeholder" and new[-1] == {"role": "user", "content": PLACEHOLDER_NOTE}
+
+
+def test_repair_tool_pairs_by_position():
+    msgs = [dict(SYSTEM), user(), assistant("", ["a", "b"]), tool("a"), tool("zzz"), user("next"),
+            assistant("", ["a"]), tool("a"), assistant(None, ["c"]), user("more")]
+    msgs[8]["content"] = None
+    fixed, repairs = repair_tool_pairs(msgs)
+    assert check_history(fixed) == [] and repairs == 3
+    assert [c["id"] for c in fixed[2]["tool_calls"]] == ["a"] and msgs[2]["tool_calls"][1]["id"] == "b"
+    assert "tool_calls" not in fixed[7] and fixed[7]["content"] == "(tool call removed)"
+    assert fixed[6]["tool_call_id"] == "a" and fixed[4]["role"] == "user"  # reused id 'a' paired by position
+    tail_open = [dict(SYSTEM), user(), assistant("", ["x"])]
+    assert repair_tool_pairs(tail_open) == (tail_open, 0)  # results may still be coming
+
+
+# --- every policy on every legal shared transcript ------------------------------------------
+
+_LEGAL: dict = {}
+
+
+def legal_transcripts():
+    if not _LEGAL:
+        for path in shared_transcript_files():
+            msgs = load_transcript(path)
+            if (replay(msgs, budget=10**12, retention=False).requests["problems_openai"] == 0).all():
+                _LEGAL[path.name] = msgs
+    return _LEGAL
+
+
+@pytest.mark.parametrize("name", NEW_POLICIES)
+@pytest.mark.parametrize("budget", [30_000, 60_000])
+def test_every_policy_keeps_every_legal_transcript_legal(transcripts_dir, name, budget):
+    transcripts = legal_transcripts()
+    assert len(transcripts) >= 15
+    for tname, msgs in transcripts.items():
+        L = replay(msgs, budget=budget, policy=name, summarizer=lambda e: "S", retention=False)
+        assert (L.requests["problems_openai"] == 0).all(), tname
+        for e in L.compactions:
+            ctx = list(e.context_after)
+            # the only problem allowed is the run's own last call that never got a result
+            trailing = lambda p: p.code == "unanswered_call" and p.index == len(ctx) - 1
+            assert [p for p in check_history(ctx) if not trailing(p)] == []
+            assert e.policy == name and e.size_before > budget
+        acted = L.requests["compacted"]
+        assert list(L.requests.loc[acted, "size_after"]) == [e.size_after for e in L.compactions]
+        if L.totals.cumulative_input_no_compaction and L.requests["size_no_compaction"].max() > 2 * budget:
+            assert L.totals.compactions >= 1, (tname, name)
+
+
+def test_sweep_runs_every_policy():
+    named = [("a", session(15, body="x" * 900, n_calls=2)), ("b", hermes_session())]
+    frame = sweep(named, budgets=[6_000], policies=list(POLICIES), summarizer=lambda e: "S", retention=True)
+    assert sorted(frame["policy"]) == sorted(list(POLICIES) * 2)
+    assert (frame["problems_openai"] == 0).all() and (frame["compactions"] >= 1).all()
+
+
+# --- Hypothesis: never mutate, always legal ---------------------------------------------------
+
+text = st.text(alphabet=st.sampled_from("ab c\n\"\\中文é🙂"), max_size=60)
+big = st.one_of(text, st.builds(lambda s, n: s * n, st.sampled_from(["lorem ", "x", "src/a.py "]), st.integers(0, 120)))
+
+
+@st.composite
+def legal_histories(draw):
+    msgs = [{"role": "system", "content": draw(text)}]
+    reuse = draw(st.booleans())  # reused ids across turns, as in tau-bench logs
+    for t in range(draw(st.integers(0, 5))):
+        msgs.append({"role": "user", "content": draw(big)})
+        if draw(st.integers(0, 4)) == 0:
+            msgs.append({"role": "system", "content": draw(text)})  # a mid-conversation notice
+        for r in range(draw(st.integers(0, 4))):
+            n = draw(st.integers(1, 4))
+            ids = [f"call_{j}" if reuse else f"call_{t}_{r}_{j}" for j in range(n)]
+            msgs.append({"role": "assistant", "content": draw(st.one_of(st.none(), text)),
+                         "tool_calls": [{"id": i, "type": "function",
+                                         "function": {"name": draw(st.sampled_from(["read_file", "run_command"])),
+                                                      "arguments": json.dumps({"path": "src/x.py",
+                                                                               "command": draw(big)})}}
+                                        for i in ids]})
+            msgs.extend({"role": "tool", "tool_call_id": i, "content": draw(big)} for i in ids)
+        if draw(st.booleans()):
+            msgs.append({"role": "assistant", "content": draw(text)})
+    return msgs
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(legal_histories(), st.integers(0, 6000), st.sampled_from(NEW_POLICIES))
+def test_policies_never_mutate_and_stay_legal(msgs, budget, name):
+    assert check_history(msgs) == []
+    before = copy.deepcopy(msgs)
+    pol = get_policy(name)
+    new, ev = pol.apply(msgs, env(budget), context_size(msgs))
+    assert msgs == before
+    assert check_history(new) == []
+    if ev is None:
+        assert new is msgs
+    else:
+        assert ev.size_after == context_size(new) and ev.size_before > budget
+        assert new[0] is msgs[0] or (name == "hermes_agent" and new[0]["content"].startswith(msgs[0]["content"]))
+        assert all(any(m is x for x in msgs) for m in ev.removed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(legal_histories(), st.integers(0, 3000), st.sampled_from(NEW_POLICIES))
+def test_replay_with_any_policy_never_breaks_a_legal_history(msgs, budget, name):
+    L = replay(msgs, budget=budget, policy=name, summarizer=lambda e: "S", retention=False)
+    assert (L.requests["problems_openai"] == 0).all()
+    assert all(e.problems["openai"] == 0 for e in L.compactions)
+
+
+# --- metrics by hand -------------------------------------------------------------------------
+
+
+def test_retention_by_hand():
+    goal = "Goal: rename the helper in src/app.py and keep tests green."
+    # distinctive words (4+ letters, not stop words): goal rename helper keep tests green
+    assert goal_terms(goal) == ["goal", "rename", "helper", "keep", "tests", "green"] and GOAL_TERM_SHARE == 0.6
+    removed = [user(goal), tool("c", "patched src/util.py; see docs/notes.md")]
+    # paths at stake: src/app.py, src/util.py, docs/notes.md; plus the goal = 4 items
+    kept = [{"role": "system", "content": "[Earlier conversation summary]\nGoal: rename helper, keep tests. "
+                                          "Files: src/app.py, src/util.py"}]
+    r = retention(removed, kept)
+    # goal words present: goal, rename, helper, keep, tests = 5/6 >= 0.6 -> kept; 2 of 3 paths kept
+    assert r.goal_at_stake and r.goal_kept and r.items == 4 and r.kept == 3 and r.score == 0.75
+    assert r.lost == ("docs/notes.md",)
+    r = retention(removed, [{"role": "user", "content": "rename helper keep src/util.py"}])
+    # 3/6 words < 0.6 -> goal lost; 1 path of 3 -> 1/4
+    assert not r.goal_kept and r.kept == 1 and r.score == 0.25
+    assert retention([tool("c", "no paths here")], kept).score is None  # nothing at stake
+
+
+def test_prefix_reuse_by_hand():
+    s = {"role": "system", "content": "S"}  # {"role":"system","content":"S"} = 31 bytes
+    u = {"role": "user", "content": "go"}  # {"role":"user","content":"go"} = 30 bytes
+    a1 = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    a1_json = ('{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function",'
+               '"function":{"name":"f","arguments":"{}"}}]}')
+    t1 = {"role": "tool", "tool_call_id": "a", "content": "x" * 10}  # 45-byte start + 10 x + '"}' = 57
+    a2 = {**a1, "tool_calls": [{**a1["tool_calls"][0], "id": "b"}]}
+    t2 = {"role": "tool", "tool_call_id": "b", "content": "y" * 10}
+    done = {"role": "assistant", "content": "done"}
+    assert [message_size(m) for m in (s, u, t1)] == [31, 30, 57] and message_size(a1) == len(a1_json) == 118
+    # over budget only once t2 is in: 31+30+118+57 = 236 <= 300 < 236+118+57 = 411
+    L = replay([s, u, a1, t1, a2, t2, done], budget=300, policy=ObservationMaskingPolicy(attention_window=1),
+               retention=False)
+    req = L.requests
+    # request bytes = '[' + messages joined by ',' + ']'
+    # the masked copy {"role":"tool","tool_call_id":"a","content":"<MASKED>"} is 45 + 8 + 2 = 55 bytes
+    assert list(req["request_bytes"]) == [2 + 1 + 61, 2 + 3 + 236, 2 + 5 + 31 + 30 + 118 + 55 + 118 + 57]
+    # request 1: nothing before; request 2: all of request 1 but its closing ']'
+    # request 3: '[' s ',' u ',' a1 ',' then the common start of t1 and its masked copy
+    common = len('{"role":"tool","tool_call_id":"a","content":"')  # 45
+    assert list(req["prefix_reuse"]) == [0, 64 - 1, 1 + 31 + 1 + 30 + 1 + 118 + 1 + common]
+    assert list(req["event"]) == ["", "mask", ""] and L.compactions[0].inserted[0]["content"] == "<MASKED>"
+    assert L.totals.prefix_reuse == req["prefix_reuse"].sum() and L.totals.request_bytes == req["request_bytes"].sum()
