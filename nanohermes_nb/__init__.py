@@ -48,7 +48,7 @@ from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_b
 from .metrics import Retention, retention
 from .policies import POLICIES, Event, Policy, PolicyEnv, get_policy
 from .ledger import CAVEAT, Ledger, reference_replay, replay
-from .sweep import sweep
+from .sweep import compare_policies, sweep
 
 __version__ = "0.1.0"
 

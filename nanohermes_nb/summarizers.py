@@ -188,7 +188,7 @@ _ROLE_LINE = re.compile(
     r"^(system|developer|user|assistant|tool|function|\?|" + re.escape(PREVIOUS_SUMMARY_ROLE) + r"): ", re.M)
 _PATH = re.compile(
     r"(?<![\w/.-])"
-    r"((?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}"  # dir/…/file.ext
+    r"((?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}"  # dir/…/file.ext (an extension starts with a letter)
     r"|[\w-]+\.(?:py|rs|js|ts|tsx|jsx|go|java|c|h|cc|cpp|hpp|rb|php|md|txt|toml|yaml|yml|json|cfg|ini|sh|html|css|sql|lock|csv|ipynb))"
     r"(?![\w/])"
 )

@@ -19,7 +19,7 @@ from .ledger import _start
 from .policies import Policy
 from .summarizers import Summarizer
 
-__all__ = ["sweep", "SWEEP_COLUMNS", "Progress"]
+__all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress"]
 
 SWEEP_COLUMNS = ("transcript", "policy", "budget", "keep_recent", "unit", "messages")
 
@@ -122,3 +122,54 @@ def sweep(
     if "keep_recent" in frame:
         frame["keep_recent"] = frame["keep_recent"].astype("Int64")
     return frame
+
+
+def compare_policies(
+    transcripts: Any,
+    *,
+    policies: Sequence["str | Policy"] | None = None,
+    budget: int = 120_000,
+    unit: str = "bytes",
+    summarizer: Summarizer | None = None,
+    tokens: Iterable[str] = (),
+    progress: bool | None = False,
+):
+    """One row per policy: what it costs, what a cache could reuse, what it breaks, what it keeps.
+
+    Every policy is triggered by the same ``budget`` in ``unit``; totals are summed
+    over the transcripts (peaks are the maximum), the prefix reuse share is
+    weighted by request bytes, problems count the transcripts × profiles where any
+    request carried a problem, and retention is the mean over transcripts that
+    had an event.
+    """
+    from .policies import POLICIES
+
+    chosen = list(policies) if policies is not None else list(POLICIES)
+    frame = sweep(transcripts, budgets=[budget], keep_recent=[10], summarizer=summarizer, policies=chosen,
+                  unit=unit, tokens=tokens, retention=True, progress=progress)
+    rows = []
+    for name, g in frame.groupby("policy", sort=False):
+        row = {
+            "policy": name,
+            "transcripts": len(g),
+            "peak_request": int(g["peak_request"].max()),
+            "events": int(g["compactions"].sum()),
+            "ineffective_events": int(g["ineffective_compactions"].sum()),
+            "summarizer_calls": int(g["summarizer_calls"].sum()),
+            "cumulative_input": int(g["cumulative_input"].sum()),
+            "saving_share": round(1 - g["cumulative_input"].sum() / g["cumulative_input_no_compaction"].sum(), 4),
+            "prefix_reuse_share": round(g["prefix_reuse"].sum() / g["request_bytes"].sum(), 4),
+        }
+        for col in [c for c in g.columns if c.startswith("problems_")]:
+            row[f"logs_with_{col}"] = int((g[col] > 0).sum())
+        for col in [c for c in g.columns if c.startswith("cumulative_") and c not in
+                    ("cumulative_input", "cumulative_input_no_compaction")]:
+            row[col] = int(g[col].sum())
+        scored = g["retention"].dropna()
+        row["retention"] = round(float(scored.mean()), 4) if len(scored) else None
+        rows.append(row)
+    import pandas as pd
+
+    out = pd.DataFrame(rows).set_index("policy")
+    out.attrs.update(budget=budget, unit=unit)
+    return out

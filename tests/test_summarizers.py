@@ -205,5 +205,5 @@ def test_records_and_excerpt_paths_agree():
 
 
 def test_find_paths():
-    text = "edit ./src/a.py and docs/x.md, not http://example.com/a.py nor 3.14; also setup.cfg"
+    text = "edit ./src/a.py and docs/x.md, not http://example.com/a.py nor 3.14 nor Mozilla/5.0; also setup.cfg"
     assert find_paths(text) == ["src/a.py", "docs/x.md", "setup.cfg"]
