@@ -14,6 +14,7 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ __all__ = [
     "build_excerpt",
     "excerpt_records",
     "compact",
+    "compact_at",
     "CompactionResult",
     "summarize_dropped",
     "rust_trim",
@@ -245,6 +247,52 @@ class CompactionResult:
         return compaction_html(self)
 
 
+def compact_at(
+    messages: Sequence[Mapping[str, Any]],
+    cut: int,
+    *,
+    keep_recent: int = 10,
+    summarizer: Summarizer | None = None,
+    summary_role: str = "system",
+    excerpt_tool_calls: bool = False,
+    meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
+    budget: int = 0,
+    force: bool = True,
+    cut_direction: str = "hand",
+    reason: str | None = None,
+) -> CompactionResult:
+    """Steps 4–5 of SPEC section 3 at a given ``cut`` (the first kept message), no rule applied.
+
+    ``compact`` calls it once its rule has placed the cut; called directly it shows
+    what a hand-placed cut would leave (legal or not). ``cut <= 1`` drops nothing.
+    """
+    source = list(messages)
+    size_of = meter or message_size
+    size = sum(size_of(m) for m in source)
+    naive = naive_cut(source, keep_recent)
+    rule = find_cut(source, keep_recent)
+    cut = min(max(cut, 0), len(source))
+    common = dict(naive_cut=naive, adjusted_cut=rule, size_before=size, budget=budget, keep_recent=keep_recent,
+                  forced=force, summary_role=summary_role, cut_direction=cut_direction, source=source)
+    if cut <= 1:
+        return CompactionResult(source, [], None, None, f"the cut lands on {cut} (<= 1): nothing old enough to drop",
+                                size_after=size, **common)
+    dropped = source[1:cut]
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
+    note_message = {"role": summary_role, "content": summary.note}
+    return CompactionResult(
+        messages=[source[0], note_message] + source[cut:],
+        dropped=dropped,
+        cut=cut,
+        note=summary.note,
+        reason=reason or f"cut placed by hand at {cut}",
+        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
+        summarizer_called=summary.called,
+        failure=summary.failure,
+        **common,
+    )
+
+
 def compact(
     messages: Sequence[Mapping[str, Any]],
     *,
@@ -284,26 +332,8 @@ def compact(
             return unchanged(f"only {len(source)} messages (<= keep_recent + 1 = {keep_recent + 1})")
     if start <= 1:
         return unchanged(f"the cut lands on {start} (<= 1): nothing old enough to drop")
-    dropped = source[1:start]
-    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
-    note_message = {"role": summary_role, "content": summary.note}
-    new = [source[0], note_message] + source[start:]
-    return CompactionResult(
-        messages=new,
-        dropped=dropped,
-        cut=start,
-        note=summary.note,
-        reason="forced" if force else f"size {size:,} > budget {budget:,}",
-        naive_cut=naive,
-        adjusted_cut=start,
-        size_before=size,
-        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
-        budget=budget,
-        keep_recent=keep_recent,
-        summarizer_called=summary.called,
-        failure=summary.failure,
-        forced=force,
-        summary_role=summary_role,
-        cut_direction=cut,
-        source=source,
-    )
+    result = compact_at(source, start, keep_recent=keep_recent, summarizer=summarizer, summary_role=summary_role,
+                        excerpt_tool_calls=excerpt_tool_calls, meter=size_of, budget=budget, force=force,
+                        cut_direction=cut, reason="forced" if force else f"size {size:,} > budget {budget:,}")
+    # the rule's cut may differ from find_cut (backward); record the one applied
+    return dataclasses.replace(result, adjusted_cut=start)

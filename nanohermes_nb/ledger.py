@@ -137,6 +137,8 @@ class _Run:
         self.text_index = text_index
         self.rows: list[dict] = []
         self.events: list[LedgerEvent] = []
+        # per request: (index of the last event before it or -1, first transcript index appended since)
+        self.bases: list[tuple[int, int]] = []
 
     def run(self) -> Totals:
         msgs, size, bsize = self.messages, self.meter, self.bytes_meter
@@ -160,6 +162,7 @@ class _Run:
         prev_len = 0
         prev_request_bytes = 0
         event_since_request = False
+        base = (-1, 1)
         i = 1
 
         def append(m: Mapping[str, Any]) -> None:
@@ -205,6 +208,7 @@ class _Run:
             request_total += req_bytes
             row = None
             if self.want_rows:
+                self.bases.append(base)
                 row = {
                     "request": request, "turn": turn, "index": i, "messages": len(ctx), "size": ctx_size,
                     "cumulative_input": cumulative, "size_no_compaction": full_size,
@@ -248,6 +252,7 @@ class _Run:
                     self.events.append(LedgerEvent(
                         request, turn, event, tuple(ctx),
                         {p: c.problem_count() for p, c in checkers.items()}, ret))
+                    base = (len(self.events) - 1, i)
             if row is not None:
                 row.update({
                     "size_before": size_before,
@@ -295,6 +300,7 @@ class Ledger:
     messages: list = field(repr=False, default_factory=list)
     final_context: list = field(repr=False, default_factory=list)
     caveat: str = CAVEAT
+    bases: list = field(repr=False, default_factory=list)
 
     @property
     def unit(self) -> str:
@@ -307,6 +313,12 @@ class Ledger:
     @property
     def policy(self) -> str:
         return self.settings.get("policy", "nanohermes")
+
+    def contexts(self):
+        """Each request's context, in order: rebuilt from the events, no policy re-run."""
+        for index, (event, start) in zip(self.requests["index"], self.bases):
+            head = list(self.compactions[event].context_after) if event >= 0 else self.messages[:1]
+            yield head + self.messages[start:int(index)]
 
     def by_turn(self):
         """The article's turn table: turn, messages, serialized size, action, size after."""
@@ -461,7 +473,7 @@ def replay(
     frame = pd.DataFrame(run.rows, columns=columns)
     settings = {"budget": budget, "keep_recent": keep_recent, "unit": unit, "policy": pol.name,
                 "policy_object": pol, "summarizer": repr(summarizer) if summarizer else "extractive (offline)"}
-    return Ledger(frame, run.events, totals, settings, notes, prepared, run.final_context)
+    return Ledger(frame, run.events, totals, settings, notes, prepared, run.final_context, bases=run.bases)
 
 
 def _start(messages, *, budget, keep_recent, summarizer, unit, policy, tokens, profiles, with_retention,

@@ -104,7 +104,10 @@ def text_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLU
     rows = list(rows)
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
-    numeric = {"before", "after", "size"}
+    numeric = {c for c in columns
+               if any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
+               and all(r.get(c) is None or (isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool))
+                       for r in rows)}
 
     def fmt(values: Sequence[str]) -> str:
         return "  ".join(

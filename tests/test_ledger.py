@@ -181,3 +181,12 @@ def test_50mb_transcript_loads_and_replays_within_a_few_copies(tmp_path):
         tracemalloc.stop()
     assert L.totals.requests == k and L.totals.compactions > 100
     assert peak < 5 * size, f"peak {peak / size:.1f}x the file"
+
+
+def test_contexts_rebuild_every_request():
+    msgs = session(14, body="x" * 1500, n_calls=2)
+    L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
+    contexts = list(L.contexts())
+    assert len(contexts) == len(L.requests) and L.totals.compactions >= 2
+    for ctx, (_, row) in zip(contexts, L.requests.iterrows()):
+        assert len(ctx) == row["messages"] and context_size(ctx) == row["size"]

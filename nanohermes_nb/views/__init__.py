@@ -1,0 +1,49 @@
+"""Views of the engine: pandas tables, matplotlib plots, ipywidgets explorers.
+
+Each submodule imports only what it needs (``tables``: pandas; ``plots``:
+matplotlib; ``widgets``: ipywidgets and matplotlib), so names load lazily here
+as they do at the package's top level. The engine never imports views.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_NAMES = {
+    "message_table": "tables",
+    "compaction_table": "tables",
+    "message_frame": "tables",
+    "compaction_frame": "tables",
+    "table_text": "tables",
+    "plot_ledger": "plots",
+    "plot_cumulative": "plots",
+    "plot_by_turn": "plots",
+    "plot_composition": "plots",
+    "plot_sweep": "plots",
+    "plot_tool_sizes": "plots",
+    "composition_frame": "plots",
+    "unit_label": "plots",
+    "budget_explorer": "widgets",
+    "cut_explorer": "widgets",
+    "clamp_explorer": "widgets",
+    "explore_budget": "widgets",
+    "explore_cut": "widgets",
+    "explore_clamp": "widgets",
+    "hand_cut": "widgets",
+    "totals_line": "widgets",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str):
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES))

@@ -1,0 +1,209 @@
+"""Message tables: one row per message, as a styled pandas table or plain text.
+
+The rows come from ``report.message_rows`` / ``report.compaction_rows`` (the same
+rows the CLI prints), so the notebook and the terminal never disagree. This module
+only turns them into a DataFrame, adds an optional size column in another unit,
+and styles it: row colours by status, a border at the cut and at the naive cut,
+sizes drawn as bars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from .. import report
+from ..sizing import UNITS, measure_each
+
+__all__ = [
+    "message_frame",
+    "compaction_frame",
+    "message_table",
+    "compaction_table",
+    "table_text",
+    "style_frame",
+    "MESSAGE_COLUMNS",
+    "COMPACTION_COLUMNS",
+    "MARKER_COLOURS",
+]
+
+MESSAGE_COLUMNS = ("index", "role", "size", "calls", "answers", "preview")
+COMPACTION_COLUMNS = ("before", "after", "role", "size", "status", "marker", "calls", "answers", "preview")
+_INDEX_COLUMNS = ("index", "before", "after")
+_NUMERIC = frozenset(_INDEX_COLUMNS) | {"size"}
+_BAR_COLOUR = "#b3cde3"
+_MARKER_BORDERS = {"cut": "2px solid #c77c02", "naive cut": "2px dashed #8e44ad", "rule cut": "2px dotted #0c5460"}
+# report's colours, plus the rule's cut the cut explorer marks beside a hand-placed one
+MARKER_COLOURS = {**report.STATUS_COLOURS, "rule cut": "#d1ecf1"}
+
+
+def _unit_column(unit: str | None) -> str | None:
+    """The extra size column's name, or None when the unit is bytes (already shown)."""
+    if unit is None or unit == "bytes":
+        return None
+    if unit not in UNITS:
+        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}")
+    return f"size_{unit}"
+
+
+def _frame(rows: list[dict], columns: Sequence[str], messages: Sequence[Mapping[str, Any]],
+           unit: str | None) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(columns))
+    for c in _INDEX_COLUMNS:
+        if c in frame:
+            frame[c] = frame[c].astype("Int64")  # the summary has no 'before', dropped rows no 'after'
+    extra = _unit_column(unit)
+    if extra is not None:
+        frame.insert(frame.columns.get_loc("size") + 1, extra, measure_each(messages, unit))
+    return frame
+
+
+def message_frame(messages: Sequence[Mapping[str, Any]], *, unit: str | None = None,
+                  width: int = 72) -> pd.DataFrame:
+    """One row per message: index, role, size in bytes (and ``unit``), calls, answers, preview."""
+    rows = report.message_rows(messages, width=width)
+    for r in rows:
+        r["index"] = r["before"]
+    return _frame(rows, MESSAGE_COLUMNS, messages, unit)
+
+
+def compaction_frame(result: Any, *, unit: str | None = None, width: int = 72,
+                     window: int | None = None) -> pd.DataFrame:
+    """The before/after rows of a ``CompactionResult``: every input message plus the summary.
+
+    ``status`` is kept, dropped or summary; ``marker`` flags the cut (first kept
+    message) and the naive cut (``len - keep_recent``) when the rule moved it.
+    ``window`` keeps only the system message, the summary and the rows within
+    ``window`` of either cut (a long transcript's table stays readable).
+    """
+    raw = result.rows()
+    rows = report.compaction_rows(result, width=width)
+    if window is not None:
+        keep = _near_cuts(raw, result, window)
+        raw = [r for k, r in enumerate(raw) if k in keep]
+        rows = [r for k, r in enumerate(rows) if k in keep]
+    return _frame(rows, COMPACTION_COLUMNS, [r["message"] for r in raw], unit)
+
+
+def _near_cuts(raw: list[dict], result: Any, window: int) -> set[int]:
+    cuts = [c for c in (result.cut, result.naive_cut, result.adjusted_cut) if c is not None]
+    lo, hi = min(cuts) - window, max(cuts) + window
+    return {k for k, r in enumerate(raw)
+            if r["before"] is None or r["before"] == 0 or lo <= r["before"] <= hi}
+
+
+# ---------------------------------------------------------------- styling
+
+
+def _size_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c == "size" or c.startswith("size_")]
+
+
+def _row_styles(row: pd.Series, maxima: Mapping[str, float]) -> list[str]:
+    """CSS for one row: status colour, a border above the cut rows, size bars over the row colour."""
+    colour = MARKER_COLOURS.get(row.get("status", "kept"), "transparent")
+    marker = row.get("marker") or ""
+    border = f"; border-top: {_MARKER_BORDERS[marker]}" if marker in _MARKER_BORDERS else ""
+    styles = []
+    for col in row.index:
+        if col in maxima:
+            share = 100.0 * float(row[col]) / maxima[col] if maxima[col] else 0.0
+            s = (f"background: linear-gradient(90deg, {_BAR_COLOUR} {share:.1f}%, {colour} {share:.1f}%); "
+                 "width: 7em; text-align: right")
+        elif col == "marker" and marker:
+            s = f"background-color: {MARKER_COLOURS.get(marker, colour)}; font-weight: bold"
+        else:
+            s = f"background-color: {colour}"
+            if col == "status" and row.get("status") == "summary":
+                s += "; font-weight: bold"
+        styles.append(s + border)
+    return styles
+
+
+def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
+    """A Styler for a message frame: status colours, cut borders, size bars, no index.
+
+    Rows are coloured by ``status`` (``report.STATUS_COLOURS``); the cut row has
+    a solid top border, the naive cut a dashed one, and their ``marker`` cell
+    their own colour. Size cells carry a bar proportional to the column's largest.
+    """
+    sizes = _size_columns(frame)
+    maxima = {c: float(frame[c].max()) if len(frame) else 0.0 for c in sizes}
+    styler = frame.style.hide(axis="index").apply(_row_styles, axis=1, maxima=maxima)
+    styler = styler.format("{:,}", subset=sizes)
+    index_cols = [c for c in _INDEX_COLUMNS if c in frame]
+    if index_cols:
+        styler = styler.format(na_rep="\u2013", subset=index_cols)
+    styler = styler.set_properties(subset=["preview"], **{"font-family": "monospace", "text-align": "left",
+                                                           "white-space": "pre"})
+    styler = styler.set_table_styles([
+        {"selector": "", "props": "border-collapse: collapse; font-size: 12px;"},
+        {"selector": "th", "props": "text-align: left; padding: 2px 6px;"},
+        {"selector": "td", "props": "padding: 2px 6px;"},
+        {"selector": "caption", "props": "text-align: left; caption-side: top; padding-bottom: 4px;"},
+    ])
+    if caption:
+        styler = styler.set_caption(caption)
+    return styler
+
+
+# ---------------------------------------------------------------- plain text
+
+
+def table_text(frame: pd.DataFrame) -> str:
+    """The frame as a fixed-width text table (``report.text_table`` right-aligns the numbers)."""
+    numeric = [c for c in frame.columns if c == "index" or c in _NUMERIC or c.startswith("size_")]
+    rows = [{c: (None if _missing(v) else int(v)) if c in numeric else v for c, v in record.items()}
+            for record in frame.to_dict("records")]
+    return report.text_table(rows, columns=list(frame.columns))
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+# ---------------------------------------------------------------- the public tables
+
+
+def _output(frame: pd.DataFrame, caption: str, text: bool, as_frame: bool) -> Any:
+    if text and as_frame:
+        raise ValueError("choose one of text=True or as_frame=True")
+    if as_frame:
+        return frame
+    if text:
+        return (caption + "\n" if caption else "") + table_text(frame)
+    return style_frame(frame, caption)
+
+
+def message_table(messages: Sequence[Mapping[str, Any]], *, unit: str | None = None, width: int = 72,
+                  text: bool = False, as_frame: bool = False) -> Any:
+    """One row per message, as a Styler (HTML in Jupyter; ``.data`` is the DataFrame).
+
+    ``unit`` adds a size column in that unit next to the bytes; ``text=True``
+    returns the plain-text table, ``as_frame=True`` the DataFrame.
+    """
+    frame = message_frame(messages, unit=unit, width=width)
+    total = int(frame["size"].sum()) if len(frame) else 0
+    caption = f"{len(frame)} messages, {total:,} bytes of compact JSON"
+    extra = _unit_column(unit)
+    if extra is not None:
+        caption += f" ({int(frame[extra].sum()):,} {unit})"
+    return _output(frame, caption, text, as_frame)
+
+
+def compaction_table(result: Any, *, unit: str | None = None, width: int = 72, window: int | None = None,
+                     text: bool = False, as_frame: bool = False) -> Any:
+    """Before/after view of one compaction: input rows plus the inserted summary.
+
+    Rows are coloured kept / dropped / summary; the cut row has a solid top
+    border, the naive cut (when the forward rule moved it) a dashed one. The
+    caption is ``result.describe()``. ``window`` shows only the rows near the cuts.
+    """
+    frame = compaction_frame(result, unit=unit, width=width, window=window)
+    caption = result.describe()
+    if window is not None:
+        total = len(result.source) + (1 if result.compacted else 0)
+        caption += f" [showing {len(frame)} of {total} rows: the start and {window} around the cut]"
+    return _output(frame, caption, text, as_frame)

@@ -1,0 +1,76 @@
+"""The course: committed clean, each ends with its assertions, and every notebook executes."""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nanohermes_nb.course import execute_notebook, notebook_paths, run_course
+
+from conftest import ROOT, TRANSCRIPTS
+
+NOTEBOOKS = notebook_paths(ROOT / "notebooks")
+NAMES = [p.name for p in NOTEBOOKS]
+PLOTTING = re.compile(r"\bplot_\w+\(|\bplt\.")  # explorers draw into widget state, checked below
+LABS = {"14": "TRANSCRIPTS", "15": "TRANSCRIPTS"}  # notebook prefix -> its parameter name
+
+
+def code_cells(path):
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_the_course_is_complete():
+    prefixes = {p.name[:2] for p in NOTEBOOKS}
+    assert {f"{k:02d}" for k in range(16)} <= prefixes, sorted(prefixes)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_committed_without_outputs(path):
+    for cell in code_cells(path):
+        assert not cell.get("outputs") and cell.get("execution_count") is None, path.name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_ends_with_an_assertion_cell(path):
+    last = code_cells(path)[-1].source
+    assert last.count("assert ") >= 3, f"{path.name}: the last code cell should assert the lesson's claims"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_labs_have_a_parameters_cell(path):
+    if path.name[:2] in LABS:
+        tagged = [c for c in code_cells(path) if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1 and LABS[path.name[:2]] in tagged[0].source
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("course")
+    return {r.name: r for r in run_course(NOTEBOOKS, out, workers=2, timeout=300, html=True)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_notebook_executes(executed, path):
+    run = executed[path.name]
+    assert run.error is None, f"{path.name}: {run.error}"
+    assert run.error_outputs == 0
+    nb = nbformat.read(run.ipynb, as_version=4)
+    source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    if PLOTTING.search(source):
+        assert run.images >= 1, f"{path.name} draws plots but produced no image"
+    if "_explorer(" in source:
+        state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        assert state.get("state"), f"{path.name}: widget state not stored"
+        assert "widget-state" in Path(run.html).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("prefix", sorted(LABS))
+def test_labs_run_over_the_shared_transcripts(tmp_path, prefix):
+    path = next(p for p in NOTEBOOKS if p.name.startswith(prefix))
+    run = execute_notebook(path, tmp_path, {LABS[prefix]: str(TRANSCRIPTS)}, timeout=300, suffix="-shared",
+                           html=False)
+    assert run.ok, run.error
+    nb = json.loads(Path(run.ipynb).read_text(encoding="utf-8"))
+    assert any("injected-parameters" in c["metadata"].get("tags", []) for c in nb["cells"])
