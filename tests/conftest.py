@@ -35,3 +35,9 @@ def transcripts_dir() -> Path:
     if not TRANSCRIPTS.is_dir():
         pytest.fail(f"shared transcripts not found at {TRANSCRIPTS} (set NANOHERMES_TRANSCRIPTS)")
     return TRANSCRIPTS
+
+
+def pytest_collection_modifyitems(config, items):
+    """An empty shared folder must fail loudly, not turn its tests into silent skips."""
+    if not shared_transcript_files():
+        raise pytest.UsageError(f"no shared transcripts at {TRANSCRIPTS} (set NANOHERMES_TRANSCRIPTS)")

@@ -2,14 +2,13 @@
 trips, the malformed corpus, and the memory bound on a 50 MB file.
 
 The real transcripts live outside the repository (never copied in): by default in
-``../shared/transcripts`` next to the repo, or wherever ``NANOHERMES_TRANSCRIPTS`` points.
+``shared/transcripts`` beside the checkout (see conftest), or wherever ``NANOHERMES_TRANSCRIPTS`` points.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import os
 import time
 import tracemalloc
 from pathlib import Path
@@ -28,17 +27,9 @@ from nanohermes_nb.transcripts import (
     load_transcripts,
 )
 
-TRANSCRIPTS = Path(
-    os.environ.get("NANOHERMES_TRANSCRIPTS")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "transcripts"
-)
+from conftest import TRANSCRIPTS, shared_transcript_files as _shared_files
+
 MALFORMED = Path(__file__).resolve().parent / "malformed"
-
-
-def _shared_files() -> list[Path]:
-    if not TRANSCRIPTS.is_dir():
-        return []
-    return sorted(p for p in TRANSCRIPTS.glob("*.json") if p.name != "manifest.json")
 
 
 def _read_json(path: Path) -> Any:
