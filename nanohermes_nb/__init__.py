@@ -52,32 +52,23 @@ from .sweep import compare_policies, sweep
 
 __version__ = "0.1.0"
 
-# views: tables, plots and widgets, imported on first use
-_VIEWS = {
-    "message_table": "tables",
-    "compaction_table": "tables",
-    "plot_ledger": "plots",
-    "plot_cumulative": "plots",
-    "plot_by_turn": "plots",
-    "plot_composition": "plots",
-    "plot_sweep": "plots",
-    "plot_tool_sizes": "plots",
-    "budget_explorer": "widgets",
-    "cut_explorer": "widgets",
-    "clamp_explorer": "widgets",
-}
+# views: tables, plots and widgets, imported on first use from nanohermes_nb.views
+_VIEWS = frozenset({
+    "message_table", "compaction_table",
+    "plot_ledger", "plot_cumulative", "plot_by_turn", "plot_composition", "plot_sweep", "plot_tool_sizes",
+    "budget_explorer", "cut_explorer", "clamp_explorer",
+})
 
 
 def __getattr__(name: str):
-    module = _VIEWS.get(name)
-    if module is None:
+    if name not in _VIEWS:
         raise AttributeError(f"module 'nanohermes_nb' has no attribute {name!r}")
-    import importlib
+    from . import views
 
-    value = getattr(importlib.import_module(f".views.{module}", __name__), name)
+    value = getattr(views, name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_VIEWS))
+    return sorted(set(globals()) | _VIEWS)

@@ -165,6 +165,16 @@ def _nice_step(span: float) -> int:
     return int(10 * power)
 
 
+def _keep_recent_slider(value: int) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=1, max=max(40, value), description="keep_recent",
+                             continuous_update=False, style={"description_width": "initial"})
+
+
+def _summary_role_dropdown(value: str) -> widgets.Dropdown:
+    return widgets.Dropdown(options=list(SUMMARY_ROLES), value=value, description="summary role",
+                            style={"description_width": "initial"}, layout=widgets.Layout(width="210px"))
+
+
 class _Explorer(widgets.VBox):
     """Shared plumbing: controls, an error line, observers that call ``update``."""
 
@@ -207,14 +217,10 @@ class BudgetExplorer(_Explorer):
                                         description="budget", continuous_update=False,
                                         style={"description_width": "initial"},
                                         layout=widgets.Layout(width="420px")),
-            "keep_recent": widgets.IntSlider(value=keep_recent, min=1, max=max(40, keep_recent),
-                                             description="keep_recent", continuous_update=False,
-                                             style={"description_width": "initial"}),
+            "keep_recent": _keep_recent_slider(keep_recent),
             "unit": widgets.Dropdown(options=list(UNITS), value=unit, description="unit",
                                      layout=widgets.Layout(width="190px")),
-            "summary_role": widgets.Dropdown(options=list(SUMMARY_ROLES), value=summary_role,
-                                             description="summary role", style={"description_width": "initial"},
-                                             layout=widgets.Layout(width="210px")),
+            "summary_role": _summary_role_dropdown(summary_role),
             "cut": widgets.Dropdown(options=list(CUT_DIRECTIONS), value=cut, description="cut",
                                     layout=widgets.Layout(width="190px")),
         }
@@ -393,14 +399,10 @@ class CutExplorer(_Explorer):
         self.controls = {
             "cut": widgets.IntSlider(value=min(max(start, 1), max(n, 1)), min=1, max=max(n, 1), description="cut",
                                      continuous_update=False, layout=widgets.Layout(width="420px")),
-            "keep_recent": widgets.IntSlider(value=keep_recent, min=1, max=max(40, keep_recent),
-                                             description="keep_recent", continuous_update=False,
-                                             style={"description_width": "initial"}),
+            "keep_recent": _keep_recent_slider(keep_recent),
             "profile": widgets.Dropdown(options=list(PROFILES), value=profile, description="provider",
                                         layout=widgets.Layout(width="200px")),
-            "summary_role": widgets.Dropdown(options=list(SUMMARY_ROLES), value=summary_role,
-                                             description="summary role", style={"description_width": "initial"},
-                                             layout=widgets.Layout(width="210px")),
+            "summary_role": _summary_role_dropdown(summary_role),
         }
         self.cuts = widgets.HTML()
         self.verdict = widgets.HTML()
