@@ -369,13 +369,14 @@ def set_block(system_text: str, block: str) -> str:
     return f"{base}{_BLOCK_SEPARATOR}{block}" if base else block
 
 
-def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any,
+def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any = None,
            budgets: Budgets = DEFAULT_BUDGETS) -> list[Mapping[str, Any]]:
     """A new message list whose system message carries the top-k memory block for ``query``.
 
-    ``store`` is anything with ``search(query, k)`` (a ``MemoryStore``); the input
-    list and its messages are never mutated.
+    ``store`` is anything with ``search(query, k)``; by default the ``MemoryStore``
+    at ``~/.nanohermes/memory.json``. The input list and its messages are never mutated.
     """
+    store = MemoryStore() if store is None else store
     block = render_block(store.search(query, budgets.memory_inject_top_k), budgets)
     rest = list(messages)
     if rest and isinstance(rest[0], Mapping) and rest[0].get("role") == "system":

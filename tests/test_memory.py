@@ -262,3 +262,13 @@ def test_bad_entries_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="memory kind"):
         s.add("", "text")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_inject_defaults_to_the_store_in_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    from nanohermes_nb.memory import MemoryStore, inject
+
+    MemoryStore().add("preference", "use pnpm, not npm, for installs")
+    assert (tmp_path / ".nanohermes" / "memory.json").is_file()
+    out = inject([{"role": "system", "content": "base"}], "which package manager for installs")
+    assert "use pnpm" in out[0]["content"]
