@@ -755,6 +755,11 @@ def article_facts() -> dict[str, Any]:
             "The article says 'characters' for caps that the Rust code measures with String::len(), "
             "which counts UTF-8 bytes; 'unit' below gives what the code really counts (SPEC section 1).",
             "Ranges are [low, high]; shares are fractions of the 120,000 session budget.",
+            "Two figures disagree with the article's own arithmetic and are kept as printed: "
+            "messages_per_turn gives 7 for a turn with 5 tool calls, but its own count "
+            "(user + assistant + 5 tool + assistant) is 8; and the clamp table keeps 20,000 bytes "
+            "of pure Chinese text, which cannot end on a character boundary (3 bytes each): it is "
+            "19,998, the third row's case.",
         ],
         "caps": [
             _cap("read_file", "4 MB per file; 2,000 lines per call by default",

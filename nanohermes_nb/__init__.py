@@ -10,6 +10,7 @@ lazily, so importing the package does not import matplotlib or ipywidgets.
 from .budgets import DEFAULT_BUDGETS, Budgets, CapRow, caps_table
 from .clamp import ClampReport, clamp, clamp_report
 from .sizing import (
+    APPROX_CHARS_PER_TOKEN,
     UNITS,
     Meter,
     context_size,
@@ -41,7 +42,16 @@ from .compaction import (
 )
 from .transcripts import Transcript, TranscriptError, load_transcript, load_transcripts
 from .tools import TOOL_NAMES, TOOL_SPECS, Tools, ToolError
-from .prompt import PrefixReport, SystemConfig, prefix_reuse, project_docs, refresh_system, system_content, system_prompt
+from .prompt import (
+    PrefixReport,
+    SystemConfig,
+    prefix_reuse,
+    project_context,
+    project_docs,
+    refresh_system,
+    system_content,
+    system_prompt,
+)
 from .skills import Skill, load_skills, skill_body
 from .skills import listing as skills_listing
 from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
@@ -56,6 +66,7 @@ __version__ = "0.1.0"
 _VIEWS = frozenset({
     "message_table", "compaction_table",
     "plot_ledger", "plot_cumulative", "plot_by_turn", "plot_composition", "plot_sweep", "plot_tool_sizes",
+    "composition_frame",
     "budget_explorer", "cut_explorer", "clamp_explorer",
 })
 

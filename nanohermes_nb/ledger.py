@@ -316,9 +316,17 @@ class Ledger:
 
     def contexts(self):
         """Each request's context, in order: rebuilt from the events, no policy re-run."""
-        for index, (event, start) in zip(self.requests["index"], self.bases):
-            head = list(self.compactions[event].context_after) if event >= 0 else self.messages[:1]
-            yield head + self.messages[start:int(index)]
+        for request in range(1, len(self.bases) + 1):
+            yield self.context(request)
+
+    def context(self, request: int) -> list:
+        """The context sent with request number ``request`` (1-based, as in ``requests``)."""
+        if not 1 <= request <= len(self.bases):
+            raise IndexError(f"request {request} is not in 1..{len(self.bases)}")
+        row = self.requests.iloc[request - 1]
+        event, start = self.bases[request - 1]
+        head = list(self.compactions[event].context_after) if event >= 0 else self.messages[:1]
+        return head + self.messages[start:int(row["index"])]
 
     def by_turn(self):
         """The article's turn table: turn, messages, serialized size, action, size after."""
