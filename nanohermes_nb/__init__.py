@@ -55,7 +55,7 @@ from .prompt import (
 from .skills import Skill, load_skills, skill_body
 from .skills import listing as skills_listing
 from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
-from .metrics import Retention, retention
+from .metrics import Check, Retention, retention, verify_compaction
 from .policies import POLICIES, Event, Policy, PolicyEnv, get_policy
 from .ledger import CAVEAT, Ledger, reference_replay, replay
 from .sweep import compare_policies, sweep

@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="compact even under the budget (/compact)")
     p.add_argument("-o", "--output", help="write the compacted message list here (JSON)")
     p.add_argument("--show", action="store_true", help="print the before/after table")
+    p.add_argument("--verify", action="store_true", help="print the article's verification checklist")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("sweep", help="replay files or folders under many settings")
@@ -185,6 +186,11 @@ def _cmd_compact(args) -> int:
         print(result.describe())
         if args.show:
             print(text_table(compaction_rows(result)))
+        if args.verify and result.compacted:
+            from .metrics import verify_compaction
+
+            for c in verify_compaction(result):
+                print(f"{'ok  ' if c.result else 'FAIL'} {c.check}: {c.expectation}" + (f" ({c.detail})" if c.detail else ""))
         if args.output:
             print(f"wrote {len(result.messages)} messages to {args.output}")
     return EXIT_OK

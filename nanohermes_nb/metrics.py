@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .compaction import is_summary_message
-from .sizing import text_of
+from .compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, is_summary_message
+from .history import check_history
+from .sizing import serialize, text_of
 from .summarizers import find_paths
 
-__all__ = ["Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE"]
+__all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE"]
 
 # The goal counts as kept when this share of its distinctive words is still present.
 GOAL_TERM_SHARE = 0.6
@@ -162,3 +163,52 @@ def retention(
         kept_paths.update(index.paths(m))
     path_list = tuple(paths)
     return Retention(at_stake, goal_kept, path_list, tuple(p for p in path_list if p in kept_paths))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the article's verification checklist."""
+
+    check: str
+    expectation: str
+    result: bool
+    detail: str = ""
+
+
+def verify_compaction(result: Any, *, budget: int | None = None, profile: str = "openai") -> list[Check]:
+    """The article's checklist for one compaction, automated.
+
+    Legality of the history and of the cut, the summary at index 1, the budget
+    effective, the recent messages intact byte for byte, something recent kept,
+    and two offline proxies for "the model still knows the goal and the paths":
+    the retention score of the kept context (summary included).
+    """
+    budget = result.budget if budget is None else budget
+    msgs, source = result.messages, result.source
+    if not result.compacted:
+        return [Check("compacted", "compaction happened", False, result.reason)]
+    problems = check_history(msgs, profile)
+    first = next((m for m in msgs[1:] if m.get("role") != "system"), None)
+    note = msgs[1].get("content") if len(msgs) > 1 else None
+    tail_ok = [serialize(m) for m in msgs[2:]] == [serialize(m) for m in source[result.cut:]]
+    kept = retention(result.dropped, msgs)
+    lost_paths = [p for p in kept.lost if p != "<goal>"]
+    return [
+        Check("history legality", f"no problem for {profile}'s pairing rules", not problems,
+              "; ".join(str(p) for p in problems[:3])),
+        Check("cut legality", "first non-system message is not a tool message",
+              first is None or first.get("role") != "tool", f"first kept: {first.get('role') if first else 'none'}"),
+        Check("summary present", "messages[1] is the summary or the placeholder",
+              isinstance(note, str) and (note.startswith(SUMMARY_HEADER + "\n") or note == PLACEHOLDER_NOTE),
+              "placeholder" if note == PLACEHOLDER_NOTE else ""),
+        Check("budget effective", f"size after < {budget:,}", result.size_after < budget,
+              f"{result.size_before:,} -> {result.size_after:,}"),
+        Check("recent messages intact", "kept tail == original tail, byte for byte", tail_ok,
+              f"{len(msgs) - 2} kept from message {result.cut}"),
+        Check("something recent kept", "at least one message after the summary", len(msgs) > 2, ""),
+        Check("goal known (proxy)", "the goal is still readable in the kept context",
+              kept.goal_kept or not kept.goal_at_stake,
+              "goal not dropped" if not kept.goal_at_stake else ("kept" if kept.goal_kept else "lost")),
+        Check("paths known (proxy)", "every dropped path is still named", not lost_paths,
+              ", ".join(lost_paths[:5]) + (" …" if len(lost_paths) > 5 else "")),
+    ]

@@ -231,3 +231,19 @@ def test_describe_and_rows():
     assert statuses.count("summary") == 1 and statuses.count("dropped") == len(r.dropped)
     assert [row["marker"] for row in rows if row["marker"]] == ["naive cut", "cut"]
     assert "dropped" in r.describe() and "<table" in r._repr_html_()
+
+
+def test_verify_compaction_checklist():
+    from nanohermes_nb import verify_compaction
+
+    r = compact(session(12, body="x" * 2000), budget=5_000,
+                summarizer=Recorder("Goal: rename the helper in src/app.py and keep tests green."))
+    checks = {c.check: c for c in verify_compaction(r)}
+    assert all(checks[k].result for k in ("history legality", "cut legality", "summary present",
+                                          "recent messages intact", "something recent kept", "goal known (proxy)"))
+    assert not checks["budget effective"].result or r.size_after < 5_000
+    tail = [SYSTEM, user("go"), assistant("reading", [f"c{k}" for k in range(12)])] + \
+        [tool(f"c{k}", "z" * 2000) for k in range(12)]
+    bad = {c.check: c.result for c in verify_compaction(compact(tail, force=True, summarizer=Recorder()))}
+    assert bad["something recent kept"] is False and bad["history legality"] is True
+    assert verify_compaction(compact(session(2)))[0].check == "compacted"

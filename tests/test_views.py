@@ -419,3 +419,12 @@ def test_lazy_exports_and_backend():
     for name in ("plot_cumulative", "plot_by_turn", "plot_composition", "plot_sweep", "plot_tool_sizes",
                  "compaction_table", "budget_explorer", "cut_explorer"):
         assert callable(getattr(nanohermes_nb, name))
+
+
+def test_tables_escape_message_text():
+    from builders import SYSTEM, user
+
+    from nanohermes_nb import message_table
+
+    html_out = message_table([SYSTEM, user("<b>bold?</b> and <MASKED>")]).to_html()
+    assert "&lt;MASKED&gt;" in html_out and "<b>bold?</b>" not in html_out

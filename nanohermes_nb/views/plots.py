@@ -562,7 +562,10 @@ def plot_sweep(sweep_df: pd.DataFrame, x: str = "budget", y: str | None = "keep_
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, title=hue, title_fontsize=8)
     if title is None:
-        title = f"{metric.replace('_', ' ')}, {how} over {n_transcripts} transcript{'s' if n_transcripts != 1 else ''}"
+        scored = sweep_df.dropna(subset=[metric])["transcript"].nunique() if "transcript" in sweep_df else 1
+        over = (f"{n_transcripts} transcript{'s' if n_transcripts != 1 else ''}" if scored == n_transcripts
+                else f"the {scored} of {n_transcripts} transcripts that have a value")
+        title = f"{metric.replace('_', ' ')}, {how} over {over}"
         if y is not None and not heat and y in sweep_df and sweep_df[y].dropna().nunique() == 1:
             title += f" ({y} = {sweep_df[y].dropna().iloc[0]})"
     ax.set_title(title, fontsize=10)

@@ -9,6 +9,8 @@ sizes drawn as bars.
 
 from __future__ import annotations
 
+import html
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -132,6 +134,9 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
     sizes = _size_columns(frame)
     maxima = {c: float(frame[c].max()) if len(frame) else 0.0 for c in sizes}
     styler = frame.style.hide(axis="index").apply(_row_styles, axis=1, maxima=maxima)
+    text_cols = [c for c in frame.columns if c not in sizes and not pd.api.types.is_numeric_dtype(frame[c])]
+    if text_cols:  # message text is data, not markup: '<MASKED>' must show, '<b>' must not bold
+        styler = styler.format(escape="html", subset=text_cols)
     styler = styler.format("{:,}", subset=sizes)
     index_cols = [c for c in _INDEX_COLUMNS if c in frame]
     if index_cols:
@@ -145,7 +150,7 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
         {"selector": "caption", "props": "text-align: left; caption-side: top; padding-bottom: 4px;"},
     ])
     if caption:
-        styler = styler.set_caption(caption)
+        styler = styler.set_caption(html.escape(caption))
     return styler
 
 
