@@ -142,7 +142,7 @@ def _check_args(name: str, args: Any) -> dict[str, Any]:
         try:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as e:
-            raise ToolError(f"{name}: arguments are not valid JSON ({e.msg} at column {e.colno})")
+            raise ToolError(f"{name}: arguments are not valid JSON ({e.msg} at column {e.colno})") from None
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
@@ -560,7 +560,7 @@ class Tools:
         try:
             rx = re.compile(pattern)
         except re.error as e:
-            raise ToolError(f"invalid regular expression {pattern!r}: {e}")
+            raise ToolError(f"invalid regular expression {pattern!r}: {e}") from None
         start = self._resolve(path) if path is not None else self.root
         if not start.exists():
             raise ToolError(f"{path} does not exist")
@@ -702,7 +702,7 @@ class Tools:
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as e:
-            raise ToolError(f"invalid URL {url!r}: {e}")
+            raise ToolError(f"invalid URL {url!r}: {e}") from None
         if parsed.scheme not in ("http", "https"):
             raise ToolError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
         if not parsed.host:
@@ -722,11 +722,11 @@ class Tools:
                     ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
                     charset = resp.charset_encoding
         except httpx.TimeoutException:
-            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s)")
+            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s)") from None
         except httpx.ConnectError as e:
-            raise ToolError(f"could not connect to {url}: {e}")
+            raise ToolError(f"could not connect to {url}: {e}") from None
         except httpx.HTTPError as e:
-            raise ToolError(f"fetching {url} failed: {type(e).__name__}: {e}")
+            raise ToolError(f"fetching {url} failed: {type(e).__name__}: {e}") from None
         data = bytes(body[:utf8_boundary(bytes(body), cap)] if truncated else body)
         text = self._web_text(data, ctype, charset)
         if len(text) > chars:

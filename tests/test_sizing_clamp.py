@@ -8,7 +8,7 @@ import pytest
 from nanohermes_nb import DEFAULT_BUDGETS, Budgets, caps_table, clamp, clamp_report, context_size, measure, message_size
 from nanohermes_nb.sizing import Meter, count_tokens, measure_each, request_bytes, serialize, shared_prefix_bytes
 
-from builders import SYSTEM, assistant, tool, user
+from builders import SYSTEM, assistant, user
 
 
 def spec_size(m):

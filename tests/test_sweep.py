@@ -1,8 +1,6 @@
 """Sweeps equal replay row for row, and serialize each message once."""
 
-import json
 
-import pytest
 
 from nanohermes_nb import replay, sweep
 from nanohermes_nb import sizing

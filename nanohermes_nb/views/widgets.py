@@ -40,7 +40,6 @@ from ..compaction import (
     compact_at,
     find_cut,
     find_cut_backward,
-    naive_cut,
 )
 from ..history import PROFILES, Problem, check_history
 from ..ledger import Ledger, replay
