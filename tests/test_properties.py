@@ -8,25 +8,7 @@ from hypothesis import strategies as st
 from nanohermes_nb import check_history, compact, replay
 from nanohermes_nb.compaction import find_cut
 
-text = st.text(alphabet=st.sampled_from("ab c\n\"\\中文é🙂"), max_size=60)
-
-
-@st.composite
-def legal_histories(draw):
-    msgs = [{"role": "system", "content": draw(text)}]
-    reuse = draw(st.booleans())  # reused ids across turns, as in tau-bench logs
-    for t in range(draw(st.integers(0, 5))):
-        msgs.append({"role": "user", "content": draw(text)})
-        for r in range(draw(st.integers(0, 4))):
-            n = draw(st.integers(1, 4))
-            ids = [f"call_{j}" if reuse else f"call_{t}_{r}_{j}" for j in range(n)]
-            msgs.append({"role": "assistant", "content": draw(st.one_of(st.none(), text)),
-                         "tool_calls": [{"id": i, "type": "function",
-                                         "function": {"name": "read_file", "arguments": "{}"}} for i in ids]})
-            msgs.extend({"role": "tool", "tool_call_id": i, "content": draw(text)} for i in ids)
-        if draw(st.booleans()):
-            msgs.append({"role": "assistant", "content": draw(text)})
-    return msgs
+from strategies import legal_histories
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
