@@ -36,6 +36,7 @@ from nanohermes_nb.policies import (
 from nanohermes_nb.sizing import text_of
 
 from builders import SYSTEM, assistant, session, tool, tool_round, user
+from strategies import legal_histories
 from conftest import shared_transcript_files
 
 NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses"]
@@ -316,9 +317,6 @@ def test_sweep_runs_every_policy():
 
 
 # --- Hypothesis: never mutate, always legal ---------------------------------------------------
-
-from strategies import legal_histories  # noqa: E402
-
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(legal_histories(), st.integers(0, 6000), st.sampled_from(NEW_POLICIES))
