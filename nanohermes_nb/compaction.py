@@ -14,7 +14,6 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
@@ -247,6 +246,34 @@ class CompactionResult:
         return compaction_html(self)
 
 
+def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[str, Any]], int], naive: int,
+               adjusted: int, summarizer: Summarizer | None, summary_role: str, excerpt_tool_calls: bool,
+               budget: int, keep_recent: int, force: bool, cut_direction: str, reason: str) -> CompactionResult:
+    """Steps 4–5 of SPEC section 3: swap ``source[1:cut]`` for one summary message."""
+    dropped = source[1:cut]
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
+    note_message = {"role": summary_role, "content": summary.note}
+    return CompactionResult(
+        messages=[source[0], note_message] + source[cut:],
+        dropped=dropped,
+        cut=cut,
+        note=summary.note,
+        reason=reason,
+        naive_cut=naive,
+        adjusted_cut=adjusted,
+        size_before=size,
+        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
+        budget=budget,
+        keep_recent=keep_recent,
+        summarizer_called=summary.called,
+        failure=summary.failure,
+        forced=force,
+        summary_role=summary_role,
+        cut_direction=cut_direction,
+        source=source,
+    )
+
+
 def compact_at(
     messages: Sequence[Mapping[str, Any]],
     cut: int,
@@ -256,41 +283,24 @@ def compact_at(
     summary_role: str = "system",
     excerpt_tool_calls: bool = False,
     meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
-    budget: int = 0,
-    force: bool = True,
-    cut_direction: str = "hand",
-    reason: str | None = None,
 ) -> CompactionResult:
-    """Steps 4–5 of SPEC section 3 at a given ``cut`` (the first kept message), no rule applied.
+    """What ``compact`` would return had it cut at ``cut`` (the first kept message), no rule applied.
 
-    ``compact`` calls it once its rule has placed the cut; called directly it shows
-    what a hand-placed cut would leave (legal or not). ``cut <= 1`` drops nothing.
+    It shows what a hand-placed cut would leave, legal or not. ``cut <= 1`` drops nothing.
     """
     source = list(messages)
     size_of = meter or message_size
     size = sum(size_of(m) for m in source)
-    naive = naive_cut(source, keep_recent)
-    rule = find_cut(source, keep_recent)
+    naive, rule = naive_cut(source, keep_recent), find_cut(source, keep_recent)
     cut = min(max(cut, 0), len(source))
-    common = dict(naive_cut=naive, adjusted_cut=rule, size_before=size, budget=budget, keep_recent=keep_recent,
-                  forced=force, summary_role=summary_role, cut_direction=cut_direction, source=source)
     if cut <= 1:
         return CompactionResult(source, [], None, None, f"the cut lands on {cut} (<= 1): nothing old enough to drop",
-                                size_after=size, **common)
-    dropped = source[1:cut]
-    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
-    note_message = {"role": summary_role, "content": summary.note}
-    return CompactionResult(
-        messages=[source[0], note_message] + source[cut:],
-        dropped=dropped,
-        cut=cut,
-        note=summary.note,
-        reason=reason or f"cut placed by hand at {cut}",
-        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
-        summarizer_called=summary.called,
-        failure=summary.failure,
-        **common,
-    )
+                                naive, rule, size, size, 0, keep_recent, forced=True, summary_role=summary_role,
+                                cut_direction="hand", source=source)
+    return _apply_cut(source, cut, size=size, size_of=size_of, naive=naive, adjusted=rule, summarizer=summarizer,
+                      summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=0,
+                      keep_recent=keep_recent, force=True, cut_direction="hand",
+                      reason=f"cut placed by hand at {cut}")
 
 
 def compact(
@@ -332,8 +342,7 @@ def compact(
             return unchanged(f"only {len(source)} messages (<= keep_recent + 1 = {keep_recent + 1})")
     if start <= 1:
         return unchanged(f"the cut lands on {start} (<= 1): nothing old enough to drop")
-    result = compact_at(source, start, keep_recent=keep_recent, summarizer=summarizer, summary_role=summary_role,
-                        excerpt_tool_calls=excerpt_tool_calls, meter=size_of, budget=budget, force=force,
-                        cut_direction=cut, reason="forced" if force else f"size {size:,} > budget {budget:,}")
-    # the rule's cut may differ from find_cut (backward); record the one applied
-    return dataclasses.replace(result, adjusted_cut=start)
+    return _apply_cut(source, start, size=size, size_of=size_of, naive=naive, adjusted=start, summarizer=summarizer,
+                      summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=budget,
+                      keep_recent=keep_recent, force=force, cut_direction=cut,
+                      reason="forced" if force else f"size {size:,} > budget {budget:,}")
