@@ -137,8 +137,8 @@ class _Run:
         self.text_index = text_index
         self.rows: list[dict] = []
         self.events: list[LedgerEvent] = []
-        # per request: (index of the last event before it or -1, first transcript index appended since)
-        self.bases: list[tuple[int, int]] = []
+        # per request: (last event before it or -1, first transcript index appended since, the reply's index)
+        self.bases: list[tuple[int, int, int]] = []
 
     def run(self) -> Totals:
         msgs, size, bsize = self.messages, self.meter, self.bytes_meter
@@ -208,7 +208,7 @@ class _Run:
             request_total += req_bytes
             row = None
             if self.want_rows:
-                self.bases.append(base)
+                self.bases.append((*base, i))
                 row = {
                     "request": request, "turn": turn, "index": i, "messages": len(ctx), "size": ctx_size,
                     "cumulative_input": cumulative, "size_no_compaction": full_size,
@@ -323,10 +323,9 @@ class Ledger:
         """The context sent with request number ``request`` (1-based, as in ``requests``)."""
         if not 1 <= request <= len(self.bases):
             raise IndexError(f"request {request} is not in 1..{len(self.bases)}")
-        row = self.requests.iloc[request - 1]
-        event, start = self.bases[request - 1]
+        event, start, stop = self.bases[request - 1]
         head = list(self.compactions[event].context_after) if event >= 0 else self.messages[:1]
-        return head + self.messages[start:int(row["index"])]
+        return head + self.messages[start:stop]
 
     def by_turn(self):
         """The article's turn table: turn, messages, serialized size, action, size after."""
