@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .sizing import Meter, message_size, text_of
+from .sizing import Meter, message_size, role_of, text_of
 from .summarizers import Summarizer, default_summarizer
 
 __all__ = [
@@ -56,12 +56,6 @@ def rust_trim(text: str) -> str:
     return text.strip(_RUST_WHITESPACE)
 
 
-def _role(message: Mapping[str, Any]) -> Any:
-    if type(message) is dict:
-        return message.get("role")
-    return message.get("role") if isinstance(message, Mapping) else None
-
-
 def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
     """Where the cut falls before any adjustment: ``len - keep_recent`` (never below 0)."""
     return max(len(messages) - keep_recent, 0)
@@ -70,7 +64,7 @@ def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> i
 def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
     """The first kept message: the naive cut moved forward past tool results (SPEC 3.2)."""
     start = naive_cut(messages, keep_recent)
-    while start < len(messages) and _role(messages[start]) == "tool":
+    while start < len(messages) and role_of(messages[start]) == "tool":
         start += 1
     return start
 
@@ -78,7 +72,7 @@ def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> in
 def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
     """The naive cut moved back to the assistant message that owns the tool results."""
     start = naive_cut(messages, keep_recent)
-    while 0 < start < len(messages) and _role(messages[start]) == "tool":
+    while 0 < start < len(messages) and role_of(messages[start]) == "tool":
         start -= 1
     return start
 
@@ -97,7 +91,7 @@ def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool =
     """The excerpt as ``(role, text)`` records, one per line it will hold."""
     records: list[tuple[str, str]] = []
     for m in messages:
-        role = _role(m)
+        role = role_of(m)
         role = role if isinstance(role, str) else "?"
         content = rust_trim(text_of(m))
         if content:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .sizing import role_of
+
 __all__ = ["Problem", "check_history", "HistoryChecker", "PROFILES", "KNOWN_ROLES", "is_legal"]
 
 PROFILES = ("openai", "anthropic", "gemini")
@@ -58,12 +60,6 @@ class Problem:
         return f"message {self.index}: {self.reason}"
 
 
-def _role(message: Any) -> Any:
-    if type(message) is dict:
-        return message.get("role")
-    return message.get("role") if isinstance(message, Mapping) else None
-
-
 def _call_ids(message: Mapping[str, Any]) -> list[Any]:
     calls = message.get("tool_calls")
     if not isinstance(calls, list):
@@ -93,7 +89,7 @@ class HistoryChecker:
     def feed(self, message: Mapping[str, Any]) -> None:
         i = self.count
         self.count = i + 1
-        role = message.get("role") if type(message) is dict else _role(message)
+        role = role_of(message)
         if role == "assistant" and not self.pending and self.profile == "openai":
             # the common case, kept short: replay feeds every appended message
             self.seen_conversation = True

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from .compaction import PLACEHOLDER_NOTE, compact, is_summary_message, summarize_dropped
-from .sizing import Meter, text_of
+from .sizing import Meter, role_of, text_of
 from .summarizers import PREVIOUS_SUMMARY_ROLE, Summarizer
 
 __all__ = [
@@ -175,10 +175,6 @@ class NanoHermesPolicy(Policy):
 # --- shared helpers -------------------------------------------------------------------
 
 
-def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, Mapping) else None
-
-
 def _calls(message: Any) -> list:
     calls = message.get("tool_calls") if isinstance(message, Mapping) else None
     return calls if isinstance(calls, list) else []
@@ -199,7 +195,7 @@ def _pair_tool_results(messages: Sequence[Message]) -> dict[int, tuple[int, int]
     pending: list[tuple[Any, int]] = []
     owner = -1
     for i, m in enumerate(messages):
-        role = _role(m)
+        role = role_of(m)
         if role == "tool":
             cid = m.get("tool_call_id")
             for k, (pid, pos) in enumerate(pending):
@@ -267,7 +263,7 @@ def repair_tool_pairs(messages: Sequence[Message]) -> tuple[list, int]:
         owner = None
 
     for m in messages:
-        role = _role(m)
+        role = role_of(m)
         if role == "tool":
             cid = m.get("tool_call_id")
             hit = next((k for k, (pid, _) in enumerate(pending) if pid == cid), None)
@@ -360,7 +356,7 @@ class LangChainTrimPolicy(Policy):
         target = int(env.budget * self.target_share)
         head: list = []
         first = 0
-        if self.include_system and _role(context[0]) == "system":
+        if self.include_system and role_of(context[0]) == "system":
             head, first = [context[0]], 1
         room = target - sum(meter(m) for m in head)
         start, used = len(context), 0
@@ -370,7 +366,7 @@ class LangChainTrimPolicy(Policy):
                 break
             used += s
             start -= 1
-        while start < len(context) and _role(context[start]) != self.start_on:
+        while start < len(context) and role_of(context[start]) != self.start_on:
             start += 1
         if start == first:
             return context, None
@@ -439,7 +435,7 @@ def _shrink_arguments(arguments: str, head: int) -> str:
 
 
 def _is_actionable_user(message: Message) -> bool:
-    if _role(message) != "user" or is_summary_message(message):
+    if role_of(message) != "user" or is_summary_message(message):
         return False
     content = message.get("content")
     return bool(text_of(message).strip()) or (isinstance(content, list) and bool(content))
@@ -545,7 +541,7 @@ class HermesAgentPolicy(Policy):
         seen: set[str] = set()
         for i in range(n - 1, -1, -1):  # pass 1: dedupe, newest copy kept (tail included)
             m = result[i]
-            content = m.get("content") if _role(m) == "tool" else None
+            content = m.get("content") if role_of(m) == "tool" else None
             if not isinstance(content, str) or len(content) < self.dedup_min_chars:
                 continue
             if content in seen:
@@ -555,7 +551,7 @@ class HermesAgentPolicy(Policy):
                 seen.add(content)
         for i in range(max(0, prune_end)):  # pass 2: one-line summaries outside the tail
             m = result[i]
-            content = m.get("content") if _role(m) == "tool" else None
+            content = m.get("content") if role_of(m) == "tool" else None
             if (not isinstance(content, str) or content == _DUPLICATE_NOTE
                     or len(content) <= self.prune_min_chars
                     or (content.startswith("[") and " chars" in content and len(content) < 400)):
@@ -565,7 +561,7 @@ class HermesAgentPolicy(Policy):
             changed += 1
         for i in range(max(0, prune_end)):  # pass 3: shrink big call arguments outside the tail
             m = result[i]
-            if _role(m) != "assistant" or not _calls(m):
+            if role_of(m) != "assistant" or not _calls(m):
                 continue
             new_calls, modified = [], False
             for call in _calls(m):
@@ -586,7 +582,7 @@ class HermesAgentPolicy(Policy):
 
     @staticmethod
     def _align_forward(msgs: Sequence[Message], idx: int) -> int:
-        while idx < len(msgs) and _role(msgs[idx]) == "tool":
+        while idx < len(msgs) and role_of(msgs[idx]) == "tool":
             idx += 1
         return idx
 
@@ -595,19 +591,19 @@ class HermesAgentPolicy(Policy):
         if idx <= 0 or idx >= len(msgs):
             return idx
         check = idx - 1
-        while check >= 0 and _role(msgs[check]) == "tool":
+        while check >= 0 and role_of(msgs[check]) == "tool":
             check -= 1
-        if check >= 0 and _role(msgs[check]) == "assistant" and _calls(msgs[check]):
+        if check >= 0 and role_of(msgs[check]) == "assistant" and _calls(msgs[check]):
             idx = check
         return idx
 
     @staticmethod
     def _turn_pair_end(msgs: Sequence[Message], user_idx: int) -> int:
         idx = user_idx + 1
-        if idx >= len(msgs) or _role(msgs[idx]) != "assistant":
+        if idx >= len(msgs) or role_of(msgs[idx]) != "assistant":
             return idx
         idx += 1
-        while idx < len(msgs) and _role(msgs[idx]) == "tool":
+        while idx < len(msgs) and role_of(msgs[idx]) == "tool":
             idx += 1
         return idx
 
@@ -624,7 +620,7 @@ class HermesAgentPolicy(Policy):
         last_any, last_text = -1, -1
         for i in range(len(msgs) - 1, head_end - 1, -1):
             m = msgs[i]
-            if _role(m) != "assistant" or is_summary_message(m):
+            if role_of(m) != "assistant" or is_summary_message(m):
                 continue
             if last_any < 0:
                 last_any = i
@@ -670,10 +666,10 @@ class HermesAgentPolicy(Policy):
 
     @staticmethod
     def _summary_role(head: Sequence[Message], tail: Sequence[Message]) -> str:
-        last_head = _role(head[-1]) if head else "user"
-        first_tail = _role(tail[0]) if tail else None
+        last_head = role_of(head[-1]) if head else "user"
+        first_tail = role_of(tail[0]) if tail else None
         force_user = not head or last_head == "system"
-        if not force_user and not any(_role(m) == "user" for m in list(head) + list(tail)):
+        if not force_user and not any(role_of(m) == "user" for m in list(head) + list(tail)):
             force_user = True
         role = "user" if last_head in ("assistant", "tool") or force_user else "assistant"
         if first_tail is not None and role == first_tail:
@@ -688,7 +684,7 @@ class HermesAgentPolicy(Policy):
         msgs = list(context)
         n = len(msgs)
         meter = env.meter
-        has_system = n > 0 and _role(msgs[0]) == "system"
+        has_system = n > 0 and role_of(msgs[0]) == "system"
         first_n = self.protect_first_n
         if self.decay_head and any(is_summary_message(m) for m in msgs):
             first_n = 0
@@ -713,7 +709,7 @@ class HermesAgentPolicy(Policy):
         excerpt_msgs = ([{"role": PREVIOUS_SUMMARY_ROLE, "content": previous}] if previous else []) + turns
         summary = summarize_dropped(excerpt_msgs, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls)
         head = list(pruned[:start])
-        if self.system_note and head and _role(head[0]) == "system" and isinstance(head[0].get("content"), str):
+        if self.system_note and head and role_of(head[0]) == "system" and isinstance(head[0].get("content"), str):
             content = head[0]["content"]
             if _COMPACTION_SYSTEM_NOTE not in content:
                 head[0] = {**head[0], "content": (content + "\n\n" if content else "") + _COMPACTION_SYSTEM_NOTE}
@@ -741,7 +737,7 @@ def _truncate_to_tokens(message: Message, limit: int, tokens: Callable[[Message]
 
     def build(k: int) -> dict:
         head, tail = text[: k - k // 2], text[len(text) - k // 2:] if k // 2 else ""
-        return {"role": _role(message), "content": f"{head}\n…{len(text) - k} chars truncated…\n{tail}"}
+        return {"role": role_of(message), "content": f"{head}\n…{len(text) - k} chars truncated…\n{tail}"}
 
     if limit <= 0 or tokens(build(0)) > limit:
         return None
@@ -795,10 +791,10 @@ class CodexPolicy(Policy):
     def apply(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if size <= env.budget or len(context) < 2:
             return context, None
-        initial = list(context[:1]) if _role(context[0]) == "system" else []
+        initial = list(context[:1]) if role_of(context[0]) == "system" else []
         history = list(context[len(initial):])
         summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls)
-        users = [m for m in history if _role(m) == "user" and not is_summary_message(m)]
+        users = [m for m in history if role_of(m) == "user" and not is_summary_message(m)]
         tokens = env.tokens()
         selected: list = []
         remaining = self.user_message_max_tokens
@@ -874,7 +870,7 @@ class ObservationMaskingPolicy(Policy):
     def apply(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if size <= env.budget:
             return context, None
-        tools = [i for i, m in enumerate(context) if _role(m) == "tool"]
+        tools = [i for i, m in enumerate(context) if role_of(m) == "tool"]
         if self.window == "tool_results":
             old = tools[: max(len(tools) - self.attention_window, 0)]
         else:
@@ -939,7 +935,7 @@ class ClearToolUsesPolicy(Policy):
     def apply(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if size <= env.budget:
             return context, None
-        tools = [i for i, m in enumerate(context) if _role(m) == "tool"]
+        tools = [i for i, m in enumerate(context) if role_of(m) == "tool"]
         candidates = tools[: max(len(tools) - self.keep, 0)]
         if not candidates:
             return context, None

@@ -25,6 +25,7 @@ __all__ = [
     "Meter",
     "count_tokens",
     "text_of",
+    "role_of",
     "is_cjk",
     "shared_prefix_bytes",
     "request_bytes",
@@ -192,6 +193,13 @@ class Meter:
         return sum(self.size(m) for m in messages)
 
     __call__ = size
+
+
+def role_of(message: Any) -> Any:
+    """A message's role, or None for anything that is not a mapping."""
+    if type(message) is dict:
+        return message.get("role")
+    return message.get("role") if isinstance(message, Mapping) else None
 
 
 def text_of(message: Message) -> str:
