@@ -56,9 +56,26 @@ from .skills import Skill, load_skills, skill_body
 from .skills import listing as skills_listing
 from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
 from .metrics import Check, Retention, retention, verify_compaction
-from .policies import POLICIES, Event, Policy, PolicyEnv, get_policy
+from .policies import (
+    POLICIES,
+    Applied,
+    ClearToolUsesPolicy,
+    CodexPolicy,
+    Event,
+    HermesAgentPolicy,
+    LangChainTrimPolicy,
+    NanoHermesPolicy,
+    ObservationMaskingPolicy,
+    Policy,
+    PolicyEnv,
+    apply_policy,
+    get_policy,
+    over_budget,
+    resolve_policy,
+)
+from .recorded import RecordedSession
 from .ledger import CAVEAT, Ledger, reference_replay, replay
-from .sweep import compare_policies, sweep
+from .sweep import SweepReport, compare_policies, sweep
 
 __version__ = "0.1.0"
 
@@ -128,16 +145,28 @@ __all__ = [
     "retention",
     "verify_compaction",
     "POLICIES",
+    "Applied",
     "Event",
     "Policy",
     "PolicyEnv",
+    "apply_policy",
     "get_policy",
+    "resolve_policy",
+    "over_budget",
+    "NanoHermesPolicy",
+    "LangChainTrimPolicy",
+    "HermesAgentPolicy",
+    "CodexPolicy",
+    "ObservationMaskingPolicy",
+    "ClearToolUsesPolicy",
+    "RecordedSession",
     "CAVEAT",
     "Ledger",
     "reference_replay",
     "replay",
     "compare_policies",
     "sweep",
+    "SweepReport",
     "message_table",
     "compaction_table",
     "composition_frame",

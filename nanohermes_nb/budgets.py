@@ -10,7 +10,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, fields
 
-__all__ = ["Budgets", "DEFAULT_BUDGETS", "CapRow", "caps_table"]
+__all__ = ["Budgets", "DEFAULT_BUDGETS", "CapRow", "caps_table", "over_budget"]
+
+
+def over_budget(size: int, budget: int) -> bool:
+    """The one trigger: a context is over its budget when its size exceeds it (SPEC 3.1).
+
+    A size equal to the budget is still within it. Every check in the project
+    (``compact``, the replay loop, the live agent loop, ``apply_policy``) asks
+    this function, so the rule is written once.
+    """
+    return size > budget
 
 
 @dataclass(frozen=True)

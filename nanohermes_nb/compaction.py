@@ -14,12 +14,13 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .sizing import Meter, message_size, role_of, text_of
+from .budgets import over_budget
+from .messages import calls_of, render_call, role_of, text_of
+from .sizing import Meter, message_size
 from .summarizers import Summarizer, default_summarizer
 
 __all__ = [
@@ -77,16 +78,6 @@ def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 
     return start
 
 
-def _render_call(call: Any) -> str:
-    fn = call.get("function") if isinstance(call, Mapping) else None
-    if not isinstance(fn, Mapping):
-        return "?()"
-    args = fn.get("arguments")
-    if not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-    return f"{fn.get('name', '?')}({args})"
-
-
 def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> list[tuple[str, str]]:
     """The excerpt as ``(role, text)`` records, one per line it will hold."""
     records: list[tuple[str, str]] = []
@@ -96,9 +87,8 @@ def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool =
         content = rust_trim(text_of(m))
         if content:
             records.append((role, content))
-        if tool_calls and isinstance(m, Mapping) and isinstance(m.get("tool_calls"), list):
-            for call in m["tool_calls"]:
-                records.append((role, _render_call(call)))
+        if tool_calls:
+            records.extend((role, render_call(call)) for call in calls_of(m))
     return records
 
 
@@ -308,11 +298,13 @@ def compact(
     excerpt_tool_calls: bool = False,
     cut: str = "forward",
     meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
+    size: int | None = None,
 ) -> CompactionResult:
     """Compact ``messages`` per SPEC section 3; the input list is never mutated.
 
     ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
     ``Meter`` in another unit to trigger on characters or tokens instead.
+    ``size`` is the context's size in that unit when the caller already knows it.
     """
     if cut not in CUT_DIRECTIONS:
         raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")
@@ -320,7 +312,8 @@ def compact(
         raise ValueError(f"summary_role must be one of {SUMMARY_ROLES}, got {summary_role!r}")
     source = list(messages)
     size_of = meter or message_size
-    size = sum(size_of(m) for m in source)
+    if size is None:
+        size = sum(size_of(m) for m in source)
     naive = naive_cut(source, keep_recent)
     start = find_cut(source, keep_recent) if cut == "forward" else find_cut_backward(source, keep_recent)
 
@@ -330,7 +323,7 @@ def compact(
                                 cut_direction=cut, source=source)
 
     if not force:
-        if size <= budget:
+        if not over_budget(size, budget):
             return unchanged(f"size {size:,} <= budget {budget:,}")
         if len(source) <= keep_recent + 1:
             return unchanged(f"only {len(source)} messages (<= keep_recent + 1 = {keep_recent + 1})")

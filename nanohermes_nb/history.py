@@ -134,6 +134,15 @@ class HistoryChecker:
                 self.pending = ids
                 self.pending_at = i
 
+    def state(self) -> tuple:
+        """What decides how the next messages are judged (not where earlier problems were).
+
+        Two checkers in the same state find the same problems in whatever
+        follows, which lets the replay reuse one full check of a transcript.
+        """
+        core = (tuple(self.pending), self.seen_conversation, self.count > 0)
+        return core + ((self.last_turn, self.last_role) if self.profile == "anthropic" else ())
+
     def _tool(self, i: int, message: Mapping[str, Any]) -> None:
         call_id = message.get("tool_call_id")
         if call_id in self.pending:

@@ -10,17 +10,20 @@ future did not depend on what was dropped.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .history import PROFILES, HistoryChecker
-from .metrics import Retention, TextIndex, first_user_goal, goal_terms, retention
-from .policies import Event, Policy, PolicyEnv, get_policy
-from .sizing import UNITS, Meter, shared_prefix_bytes
+from .books import Book, HistoryBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
+from .history import PROFILES
+from .metrics import Retention
+from .policies import Event, Policy, PolicyEnv, resolve_policy
+from .recorded import Context, RecordedSession, prepare
+from .sizing import UNITS
 from .summarizers import Summarizer
 
-__all__ = ["replay", "reference_replay", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS", "prepare"]
+__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
+           "prepare", "Replay", "check_settings"]
 
 CAVEAT = (
     "Counterfactual replay: it assumes the recorded future did not depend on what was "
@@ -31,16 +34,6 @@ REQUEST_COLUMNS = (
     "size_after", "cumulative_input", "size_no_compaction", "cumulative_no_compaction",
     "event", "prefix_reuse", "request_bytes",
 )
-_EMPTY_SYSTEM = {"role": "system", "content": ""}
-
-
-def prepare(messages: Sequence[Mapping[str, Any]]) -> tuple[list, list[str]]:
-    """The transcript as replayed: an empty system message prepended when missing."""
-    msgs = list(messages)
-    if msgs and isinstance(msgs[0], Mapping) and msgs[0].get("role") == "system":
-        return msgs, []
-    note = "messages[0] was not a system message: an empty one was prepended (indices shift by 1)"
-    return [dict(_EMPTY_SYSTEM)] + msgs, [note]
 
 
 @dataclass(frozen=True)
@@ -51,8 +44,8 @@ class LedgerEvent:
     turn: int
     event: Event
     context_after: tuple
-    problems: dict
-    retention: Retention | None
+    problems: dict = field(default_factory=dict)  # profile -> problems in the context right after
+    retention: Retention | None = None
 
     def __getattr__(self, name: str) -> Any:  # event fields read through
         if name.startswith("__"):
@@ -75,11 +68,17 @@ class Totals:
     cumulative_input_no_compaction: int
     final_size: int
     ineffective_compactions: int  # events whose size after is still over the budget
-    prefix_reuse: int
-    request_bytes: int
-    retention: float | None
+    prefix_reuse: int = 0
+    request_bytes: int = 0
+    retention: float | None = None
     problems: dict = field(default_factory=dict)  # profile -> max problems in any request
     tokens: dict = field(default_factory=dict)  # unit -> cumulative input in that unit
+
+    @classmethod
+    def of(cls, books: dict[str, Any]) -> "Totals":
+        """Totals from the books' merged totals."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in books.items() if k in names})
 
     @property
     def saving(self) -> int:
@@ -94,7 +93,7 @@ class Totals:
     def prefix_reuse_share(self) -> float:
         return self.prefix_reuse / self.request_bytes if self.request_bytes else 0.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self, prefix_reuse: bool = True) -> dict:
         out = {
             "requests": self.requests,
             "peak_request": self.peak_request,
@@ -112,180 +111,14 @@ class Totals:
             "prefix_reuse_share": round(self.prefix_reuse_share, 4),
             "retention": None if self.retention is None else round(self.retention, 4),
         }
+        if not prefix_reuse:
+            for key in ("prefix_reuse", "request_bytes", "prefix_reuse_share"):
+                del out[key]
         for profile, n in self.problems.items():
             out[f"problems_{profile}"] = n
         for unit, n in self.tokens.items():
             out[f"cumulative_{unit}"] = n
         return out
-
-
-class _Run:
-    """The replay loop, shared by ``replay`` (rows) and ``sweep`` (totals only)."""
-
-    def __init__(self, messages: list, policy: Policy, env: PolicyEnv, *, bytes_meter: Meter,
-                 token_meters: dict[str, Meter], profiles: Sequence[str], with_retention: bool,
-                 rows: bool, text_index: TextIndex | None = None) -> None:
-        self.messages = messages
-        self.policy = policy
-        self.env = env
-        self.meter = env.meter
-        self.bytes_meter = bytes_meter
-        self.token_meters = token_meters
-        self.profiles = tuple(profiles)
-        self.with_retention = with_retention
-        self.want_rows = rows
-        self.text_index = text_index
-        self.rows: list[dict] = []
-        self.events: list[LedgerEvent] = []
-        # per request: (last event before it or -1, first transcript index appended since, the reply's index)
-        self.bases: list[tuple[int, int, int]] = []
-
-    def run(self) -> Totals:
-        msgs, size, bsize = self.messages, self.meter, self.bytes_meter
-        n = len(msgs)
-        ctx = [msgs[0]] if n else []
-        ctx_size = sum(size(m) for m in ctx)
-        full_size = ctx_size
-        ctx_bytes = sum(bsize(m) for m in ctx)
-        tok = {u: sum(mt(m) for m in ctx) for u, mt in self.token_meters.items()}
-        tok_cum = {u: 0 for u in tok}
-        checkers = self._checkers(ctx)
-        goal = first_user_goal(msgs) if self.with_retention else ""
-        turn = request = 0
-        cumulative = cumulative_full = 0
-        peak, peak_at = 0, 0
-        prefix_total = request_total = 0
-        summarizer_calls = ineffective = 0
-        kept_items = all_items = 0
-        max_problems = {p: 0 for p in self.profiles}
-        prev_ctx: list | None = None  # the previous request's context list (may grow after)
-        prev_len = 0
-        prev_request_bytes = 0
-        event_since_request = False
-        base = (-1, 1)
-        i = 1
-
-        def append(m: Mapping[str, Any]) -> None:
-            nonlocal ctx_size, full_size, ctx_bytes
-            ctx.append(m)
-            s = size(m)
-            ctx_size += s
-            full_size += s
-            ctx_bytes += bsize(m)
-            for u, mt in self.token_meters.items():
-                tok[u] += mt(m)
-            for c in checkers.values():
-                c.feed(m)
-
-        while i < n:
-            m = msgs[i]
-            role = m.get("role") if type(m) is dict else None
-            if role == "user":
-                turn += 1
-            if role != "assistant":
-                append(m)
-                i += 1
-                continue
-            # one model request: the context as it is now
-            request += 1
-            req_bytes = 2 + max(len(ctx) - 1, 0) + ctx_bytes
-            if prev_ctx is None:
-                reuse = 0
-            elif not event_since_request:
-                reuse = prev_request_bytes - 1  # all but the closing ']'
-            else:
-                reuse = shared_prefix_bytes(prev_ctx[:prev_len], ctx, bsize)
-            problems = {p: c.problem_count() for p, c in checkers.items()}
-            for p, k in problems.items():
-                max_problems[p] = max(max_problems[p], k)
-            cumulative += ctx_size
-            cumulative_full += full_size
-            for u in tok:
-                tok_cum[u] += tok[u]
-            if ctx_size > peak:
-                peak, peak_at = ctx_size, request
-            prefix_total += reuse
-            request_total += req_bytes
-            row = None
-            if self.want_rows:
-                self.bases.append((*base, i))
-                row = {
-                    "request": request, "turn": turn, "index": i, "messages": len(ctx), "size": ctx_size,
-                    "cumulative_input": cumulative, "size_no_compaction": full_size,
-                    "cumulative_no_compaction": cumulative_full, "prefix_reuse": reuse,
-                    "request_bytes": req_bytes,
-                }
-                for p, k in problems.items():
-                    row[f"problems_{p}"] = k
-                for u in tok:
-                    row[f"size_{u}"] = tok[u]
-                    row[f"cumulative_{u}"] = tok_cum[u]
-            prev_ctx, prev_len, prev_request_bytes = ctx, len(ctx), req_bytes
-            event_since_request = False
-            append(m)
-            i += 1
-            calls = m.get("tool_calls")
-            event = None
-            size_before = ctx_size
-            if isinstance(calls, list) and calls:
-                while i < n and type(msgs[i]) is dict and msgs[i].get("role") == "tool":
-                    append(msgs[i])
-                    i += 1
-                size_before = ctx_size
-                new_ctx, event = self.policy.apply(ctx, self.env, ctx_size)
-                if event is not None:
-                    ctx = list(new_ctx)
-                    ctx_size = sum(size(x) for x in ctx)
-                    ctx_bytes = sum(bsize(x) for x in ctx)
-                    for u, mt in self.token_meters.items():
-                        tok[u] = sum(mt(x) for x in ctx)
-                    checkers = self._checkers(ctx)
-                    event_since_request = True
-                    summarizer_calls += event.summarizer_calls
-                    if ctx_size > self.env.budget:
-                        ineffective += 1
-                    ret = None
-                    if self.with_retention:
-                        ret = retention(event.removed, ctx, goal, self.text_index)
-                        kept_items += ret.kept
-                        all_items += ret.items
-                    self.events.append(LedgerEvent(
-                        request, turn, event, tuple(ctx),
-                        {p: c.problem_count() for p, c in checkers.items()}, ret))
-                    base = (len(self.events) - 1, i)
-            if row is not None:
-                row.update({
-                    "size_before": size_before,
-                    "compacted": event is not None,
-                    "dropped": event.dropped_count if event is not None else 0,
-                    "size_after": ctx_size,
-                    "event": event.kind if event is not None else "",
-                })
-                self.rows.append(row)
-        self.final_context = ctx
-        return Totals(
-            requests=request,
-            peak_request=peak,
-            peak_request_number=peak_at,
-            compactions=len(self.events),
-            summarizer_calls=summarizer_calls,
-            cumulative_input=cumulative,
-            cumulative_input_no_compaction=cumulative_full,
-            final_size=ctx_size,
-            ineffective_compactions=ineffective,
-            prefix_reuse=prefix_total,
-            request_bytes=request_total,
-            retention=(kept_items / all_items) if all_items else None,
-            problems=max_problems,
-            tokens=tok_cum,
-        )
-
-    def _checkers(self, ctx: Sequence[Mapping[str, Any]]) -> dict[str, HistoryChecker]:
-        checkers = {p: HistoryChecker(p) for p in self.profiles}
-        for c in checkers.values():
-            for m in ctx:
-                c.feed(m)
-        return checkers
 
 
 @dataclass(frozen=True)
@@ -324,7 +157,7 @@ class Ledger:
         if not 1 <= request <= len(self.bases):
             raise IndexError(f"request {request} is not in 1..{len(self.bases)}")
         event, start, stop = self.bases[request - 1]
-        head = list(self.compactions[event].context_after) if event >= 0 else self.messages[:1]
+        head = list(self.compactions[event].context_after) if event >= 0 else []
         return head + self.messages[start:stop]
 
     def by_turn(self):
@@ -373,6 +206,148 @@ class Ledger:
         notes = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in self.notes + [self.caveat])
         table = self.requests.to_html(index=False, max_rows=40)
         return head + notes + table
+
+
+def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
+         books: Sequence[Book]) -> tuple[Context, list[LedgerEvent]]:
+    """The article's agent loop, re-enacted over a recorded session (SPEC 5).
+
+    Each request sends the context; the assistant's reply is appended, then, if
+    it called tools, their results; then the trigger is checked and, over
+    budget, the policy acts. Between two events the context only grows, so the
+    loop goes from one trigger to the next and hands each stretch of requests to
+    the books at once.
+    """
+    context = Context()  # the transcript from messages[0], nothing rewritten yet
+    events: list[LedgerEvent] = []
+    request = 0
+    while request < session.requests:
+        over = session.first_over_budget(context, request, env.unit, env.budget)  # checked after every tool batch
+        last = session.requests - 1 if over is None else over
+        for book in books:
+            book.stretch(context, request, last)  # each request sends the context; reply and tool results appended
+        if over is not None:  # over budget after request `over`'s tool batch: the policy acts
+            stop = session.end[over]
+            size = context.size + session.grown(env.unit, context.start, stop)
+            new, event = policy.compact(context.messages(session.messages, stop), env, size)
+            if event is not None:
+                after = Context(tuple(new), stop, event.size_after, context.events + 1)
+                found = merge_fields(book.event(over, context, after, event) for book in books)
+                events.append(LedgerEvent(over + 1, session.turn[over], event, after.head, **found))
+                context = after
+        request = last + 1
+    for book in books:
+        book.finish(context)
+    return context, events
+
+
+def check_settings(unit: str, tokens: Iterable[str], profiles: Iterable[str], budgets: Iterable[int]) -> None:
+    """Raise ``ValueError`` for an unknown unit or profile or a negative budget, before any work."""
+    for u in (unit, *tokens):
+        if u not in UNITS:
+            raise ValueError(f"unknown unit {u!r}; use one of {', '.join(UNITS)}")
+    for p in profiles:
+        if p not in PROFILES:
+            raise ValueError(f"unknown profile {p!r}; use one of {', '.join(PROFILES)}")
+    for b in budgets:
+        if b < 0:
+            raise ValueError(f"budget must be >= 0, got {b}")
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One configured replay: a recorded session, a policy, the trigger, and which books to keep."""
+
+    session: RecordedSession
+    policy: Policy
+    budget: int = 120_000
+    unit: str = "bytes"
+    summarizer: Summarizer | None = None
+    tokens: tuple = ()
+    profiles: tuple = PROFILES
+    retention: bool = True
+    prefix_reuse: bool = True
+
+    def __post_init__(self) -> None:
+        check_settings(self.unit, self.tokens, self.profiles, [self.budget])
+
+    def books(self, rows: bool) -> list[Book]:
+        s = self.session
+        books: list[Book] = [SizeBook(s, rows, self.unit, self.budget)]
+        if self.prefix_reuse:
+            books.append(PrefixBook(s, rows))
+        books += [TokenBook(s, rows, u) for u in self.tokens]
+        books += [HistoryBook(s, rows, p) for p in self.profiles]
+        if self.retention:
+            books.append(RetentionBook(s, rows))
+        return books
+
+    def env(self) -> PolicyEnv:
+        s = self.session
+        tokens = None if self.unit in ("cl100k", "o200k", "tokens_approx") else s.meter("cl100k")  # loads lazily
+        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens)
+
+    def totals(self) -> "Totals":
+        """Run the loop keeping totals only (what a sweep needs)."""
+        books = self.books(rows=False)
+        walk(self.session, self.policy, self.env(), books)
+        return Totals.of(merge_fields(b.totals() for b in books))
+
+    def ledger(self) -> "Ledger":
+        """Run the loop keeping a row per request and every event."""
+        import pandas as pd
+
+        books = self.books(rows=True)
+        final, events = walk(self.session, self.policy, self.env(), books)
+        cols: dict[str, list] = {}
+        for book in books:
+            cols.update(book.cols)
+        order = [c for c in REQUEST_COLUMNS if self.prefix_reuse or c not in ("prefix_reuse", "request_bytes")]
+        order += [f"problems_{p}" for p in self.profiles]
+        for u in self.tokens:
+            order += [f"size_{u}", f"cumulative_{u}"]
+        frame = pd.DataFrame({c: cols.get(c, []) for c in order}, columns=order)
+        size_book = books[0]
+        pol = self.policy
+        settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
+                    "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
+                    "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)"}
+        return Ledger(frame, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
+                      self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
+                      bases=size_book.bases)
+
+
+def replay(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    budget: int = 120_000,
+    policy: "str | type[Policy] | Policy | None" = None,
+    summarizer: Summarizer | None = None,
+    unit: str = "bytes",
+    tokens: Iterable[str] = (),
+    profiles: Sequence[str] = PROFILES,
+    retention: bool = True,
+    prefix_reuse: bool = True,
+    keep_recent: int | None = None,
+    summary_role: str | None = None,
+    excerpt_tool_calls: bool | None = None,
+    cut: str | None = None,
+) -> "Ledger":
+    """Replay ``messages`` under a policy and return its ledger (SPEC section 5).
+
+    ``budget`` is in ``unit`` (bytes of compact JSON by default). ``policy`` is a
+    name from ``POLICIES``, a policy class, or a configured instance (default:
+    NanoHermes). ``keep_recent``, ``summary_role``, ``excerpt_tool_calls`` and
+    ``cut`` are shorthands for the policy's options; one the policy does not have
+    is a ``TypeError``. ``tokens`` adds token columns (``cl100k``, ``o200k``,
+    ``tokens_approx``); ``profiles``, ``retention`` and ``prefix_reuse`` switch
+    the other books.
+    """
+    pol = resolve_policy(policy, keep_recent=keep_recent, summary_role=summary_role,
+                         excerpt_tool_calls=excerpt_tool_calls, cut=cut)
+    session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
+    return Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
+                  prefix_reuse).ledger()
 
 
 def reference_replay(
@@ -437,77 +412,3 @@ def _summarize_actions(names: list[str]) -> str:
     return ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in counts.items())
 
 
-def _check_unit(unit: str) -> None:
-    if unit not in UNITS:
-        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}")
-
-
-def replay(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    budget: int = 120_000,
-    keep_recent: int = 10,
-    summarizer: Summarizer | None = None,
-    unit: str = "bytes",
-    policy: "str | Policy | None" = None,
-    tokens: Iterable[str] = (),
-    profiles: Sequence[str] = PROFILES,
-    retention: bool = True,
-    summary_role: str = "system",
-    excerpt_tool_calls: bool = False,
-    cut: str = "forward",
-    meters: dict | None = None,
-) -> Ledger:
-    """Replay ``messages`` under a policy and return its ledger (SPEC section 5).
-
-    ``budget`` is in ``unit`` (bytes of compact JSON by default). ``policy``
-    defaults to NanoHermes with ``keep_recent``, ``summary_role``,
-    ``excerpt_tool_calls`` and ``cut``; pass a name from ``POLICIES`` or an
-    instance for another. ``tokens`` adds per-request token columns
-    (``cl100k``, ``o200k``, ``tokens_approx``).
-    """
-    run, notes, prepared, pol = _start(messages, budget=budget, keep_recent=keep_recent,
-                                       summarizer=summarizer, unit=unit, policy=policy, tokens=tokens,
-                                       profiles=profiles, with_retention=retention,
-                                       summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls,
-                                       cut=cut, meters=meters, rows=True)
-    totals = run.run()
-    import pandas as pd
-
-    columns = list(REQUEST_COLUMNS) + [f"problems_{p}" for p in run.profiles]
-    for u in run.token_meters:
-        columns += [f"size_{u}", f"cumulative_{u}"]
-    frame = pd.DataFrame(run.rows, columns=columns)
-    settings = {"budget": budget, "keep_recent": keep_recent, "unit": unit, "policy": pol.name,
-                "policy_object": pol, "summarizer": repr(summarizer) if summarizer else "extractive (offline)"}
-    return Ledger(frame, run.events, totals, settings, notes, prepared, run.final_context, bases=run.bases)
-
-
-def _start(messages, *, budget, keep_recent, summarizer, unit, policy, tokens, profiles, with_retention,
-           summary_role, excerpt_tool_calls, cut, meters, rows):
-    _check_unit(unit)
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget}")
-    meters = {} if meters is None else meters
-    for u in set(tokens) | {unit, "bytes"}:
-        _check_unit(u)
-        if u not in meters:
-            meters[u] = Meter(u)
-    if policy is None or policy == "nanohermes":
-        pol = get_policy("nanohermes", keep_recent=keep_recent, summary_role=summary_role,
-                         excerpt_tool_calls=excerpt_tool_calls, cut=cut)
-    else:
-        pol = get_policy(policy)
-    prepared, notes = prepare(messages)
-    index = None
-    if with_retention:  # one index per transcript, shared by every setting of a sweep
-        terms = tuple(goal_terms(first_user_goal(prepared)))
-        index = meters.get("text_index")
-        if index is None or index.terms != terms:
-            index = meters["text_index"] = TextIndex(terms)
-    token_meter = meters.get("cl100k")
-    env = PolicyEnv(budget, meters[unit], summarizer, unit, token_meter)
-    run = _Run(prepared, pol, env, bytes_meter=meters["bytes"],
-               token_meters={u: meters[u] for u in tokens}, profiles=profiles,
-               with_retention=with_retention, rows=rows, text_index=index)
-    return run, notes, prepared, pol

@@ -14,6 +14,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from .messages import role_of, text_of  # re-exported: older code imports them from here
+
 __all__ = [
     "UNITS",
     "APPROX_CHARS_PER_TOKEN",
@@ -193,25 +195,6 @@ class Meter:
         return sum(self.size(m) for m in messages)
 
     __call__ = size
-
-
-def role_of(message: Any) -> Any:
-    """A message's role, or None for anything that is not a mapping."""
-    if type(message) is dict:
-        return message.get("role")
-    return message.get("role") if isinstance(message, Mapping) else None
-
-
-def text_of(message: Message) -> str:
-    """The text content of a message: a string as is, a list of parts joined by one space."""
-    content = message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 def request_bytes(messages: Sequence[Message]) -> int:

@@ -1,8 +1,16 @@
-"""Sweep budgets, keep_recent and policies over many transcripts, cheaply.
+"""Sweep budgets, keep_recent and policies over many transcripts: on one core, many, or a cluster.
 
-Each message is serialized once per sweep, not once per request: the meters are
-shared by every setting of a transcript and the replay keeps running sizes. The
-totals of every row equal ``replay`` with the same settings.
+A sweep is sharded by transcript. Each transcript is loaded once (in the worker,
+when a path is given), cut into requests once, and every message measured once;
+all the settings of that transcript then replay against those prefix sums, and
+the loop visits only the requests where a policy acts. Rows come back in the
+order the transcripts were given, whatever the executor, and can stream to a
+CSV or Parquet file so that a sweep over thousands of transcripts never holds
+all rows or all transcripts in memory.
+
+Any ``concurrent.futures.Executor`` works (``ProcessPoolExecutor`` for every
+core, a Dask ``client.get_executor()`` for a cluster); what travels to a worker
+is a path and the settings, never a message list that could be read there.
 """
 
 from __future__ import annotations
@@ -10,18 +18,21 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .history import PROFILES
-from .ledger import _start
-from .policies import Policy
+from .ledger import Replay, Totals, check_settings
+from .policies import Policy, accepts_option, resolve_policy
+from .recorded import RecordedSession
 from .summarizers import Summarizer
 
-__all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress"]
+__all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped", "sweep_columns"]
 
-SWEEP_COLUMNS = ("transcript", "policy", "budget", "keep_recent", "unit", "messages")
+SWEEP_COLUMNS = ("transcript", "policy", "options", "budget", "keep_recent", "unit", "messages")
 
 
 class Progress:
@@ -49,108 +60,322 @@ class Progress:
         self.stream.flush()
 
 
-def _named(transcripts: Any) -> list[tuple[str, list]]:
-    """(name, messages) pairs from paths, a folder, message lists, or a name -> messages dict."""
+@dataclass(frozen=True)
+class Skipped:
+    """A transcript the sweep could not load, and why (one line)."""
+
+    transcript: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What a sweep streamed to a file: where, how many rows, and what was skipped."""
+
+    path: str
+    rows: int
+    transcripts: int
+    skipped: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Source:
+    name: str
+    path: str | None = None
+    messages: Any = None
+
+
+@dataclass(frozen=True)
+class _Setting:
+    policy: Policy
+    budget: int
+    keep_recent: int | None
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Everything a worker needs for one transcript (picklable)."""
+
+    settings: tuple
+    unit: str
+    summarizer: Any
+    tokens: tuple
+    profiles: tuple
+    retention: bool
+    prefix_reuse: bool
+
+
+def _sources(transcripts: Any) -> list[_Source]:
+    """Paths, folders, message lists, (name, messages) pairs or a name -> messages mapping."""
+    from .transcripts import iter_transcript_paths
+
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
     if isinstance(transcripts, Mapping):
-        return [(str(k), list(v)) for k, v in transcripts.items()]
-    out: list[tuple[str, list]] = []
+        return [_Source(str(k), messages=list(v)) for k, v in transcripts.items()]
+    out: list[_Source] = []
     for k, item in enumerate(transcripts):
         if isinstance(item, (str, os.PathLike)):
-            from .transcripts import load_transcript, load_transcripts
-
             p = Path(item)
-            loaded = load_transcripts(p) if p.is_dir() else [load_transcript(p)]
-            out.extend((Path(t.path).name, t) for t in loaded)
+            paths = iter_transcript_paths(p) if p.is_dir() else [p]
+            out.extend(_Source(Path(x).name, path=str(x)) for x in paths)
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
-            out.append((item[0], list(item[1])))
+            out.append(_Source(item[0], messages=item[1]))
         else:
             name = getattr(item, "path", None)
-            out.append((Path(name).name if name else f"transcript {k}", list(item)))
+            out.append(_Source(Path(name).name if name else f"transcript {k}", messages=item))
     return out
+
+
+def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence[int] | None,
+          shorthands: dict[str, Any]) -> tuple:
+    """Every (policy, budget) setting; an option no chosen policy has is a TypeError."""
+    given = {k: v for k, v in shorthands.items() if v is not None}
+    if keep_recent is not None:
+        given["keep_recent"] = list(keep_recent)
+    for option in given:
+        if not any(accepts_option(p, option) for p in policies):
+            names = ", ".join(p if isinstance(p, str) else p.name for p in policies)
+            raise TypeError(f"option {option!r} does not apply to any chosen policy ({names})")
+    settings = []
+    for spec in policies:
+        options = {k: v for k, v in given.items() if k != "keep_recent" and accepts_option(spec, k)}
+        keeps = given.get("keep_recent") if accepts_option(spec, "keep_recent") else None
+        variants = [resolve_policy(spec, keep_recent=k, **options) for k in keeps] if keeps else \
+            [resolve_policy(spec, **options)]
+        for budget in budgets:
+            for pol in variants:
+                settings.append(_Setting(pol, budget, getattr(pol, "keep_recent", None)))
+    return tuple(settings)
+
+
+def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True) -> list:
+    """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
+    totals = ["requests", "peak_request", "peak_request_number", "compactions", "summarizer_calls",
+              "cumulative_input", "cumulative_input_no_compaction", "saving", "saving_share", "final_size",
+              "ineffective_compactions"]
+    if prefix_reuse:
+        totals += ["prefix_reuse", "request_bytes", "prefix_reuse_share"]
+    totals += ["retention"] + [f"problems_{p}" for p in profiles] + [f"cumulative_{u}" for u in tokens]
+    return list(SWEEP_COLUMNS) + totals
+
+
+def _load(source: _Source) -> list:
+    if source.path is None:
+        return source.messages
+    from .transcripts import load_transcript
+
+    return load_transcript(source.path)
+
+
+def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
+    """The rows of one transcript under every setting (runs in a worker; loads the file there)."""
+    from .transcripts import TranscriptError
+
+    try:
+        messages = _load(source)
+    except (TranscriptError, OSError) as exc:
+        return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    session = RecordedSession.of(messages)
+    rows = []
+    for s in job.settings:
+        totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
+                                job.retention, job.prefix_reuse).totals()
+        label = s.policy.label
+        row = {"transcript": source.name, "policy": s.policy.name,
+               "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
+               "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
+               "messages": len(session.messages)}
+        row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
+        rows.append(row)
+    return source.name, rows
+
+
+def _results(sources: list[_Source], job: _Job, executor: Any, window: int) -> Iterator[tuple[str, list | Skipped]]:
+    """Each transcript's rows in the given order; at most ``window`` transcripts in flight."""
+    if executor is None:
+        for src in sources:
+            yield _sweep_one(src, job)
+        return
+    pending: deque = deque()
+    it = iter(sources)
+    for src in it:
+        pending.append(executor.submit(_sweep_one, src, job))
+        if len(pending) >= window:
+            break
+    while pending:
+        done = pending.popleft().result()
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append(executor.submit(_sweep_one, nxt, job))
+        yield done
+
+
+class _Sink:
+    """Where rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come."""
+
+    def __init__(self, out: str | os.PathLike | None, columns: list[str]) -> None:
+        self.columns, self.count, self.rows = columns, 0, []
+        self.path = None if out is None else Path(out)
+        self._writer = None
+        if self.path is not None:
+            suffix = self.path.suffix.lower()
+            if suffix not in (".csv", ".parquet"):
+                raise ValueError(f"out must end in .csv or .parquet, got {self.path.name!r}")
+            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            self.kind = suffix[1:]
+
+    def add(self, rows: list[dict]) -> None:
+        self.count += len(rows)
+        if self.path is None:
+            self.rows.extend(rows)
+        elif rows:
+            self._write(rows)
+
+    def _write(self, rows: list[dict]) -> None:
+        if self.kind == "csv":
+            import csv
+
+            new = self._writer is None
+            if new:
+                self._file = self.tmp.open("w", newline="", encoding="utf-8")
+                self._writer = csv.DictWriter(self._file, fieldnames=self.columns, extrasaction="ignore")
+                self._writer.writeheader()
+            self._writer.writerows(rows)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist(rows, schema=_arrow_schema(self.columns))
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.tmp, table.schema)
+        self._writer.write_table(table)
+
+    def close(self, ok: bool) -> None:
+        if self.path is None:
+            return
+        if self._writer is None and ok:  # no rows at all: still a valid, empty file
+            if self.kind == "csv":
+                self.tmp.write_text(",".join(self.columns) + "\n", encoding="utf-8")
+            else:
+                import pyarrow.parquet as pq
+
+                pq.write_table(_arrow_schema(self.columns).empty_table(), self.tmp)
+        elif self._writer is not None:
+            (self._file if self.kind == "csv" else self._writer).close()
+        if ok:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+def _arrow_schema(columns: list[str]):
+    import pyarrow as pa
+
+    text = {"transcript", "policy", "options", "unit"}
+    floats = {"saving_share", "prefix_reuse_share", "retention"}
+    return pa.schema([(c, pa.string() if c in text else pa.float64() if c in floats else pa.int64())
+                      for c in columns])
 
 
 def sweep(
     transcripts: Any,
     *,
     budgets: Sequence[int] = (120_000,),
-    keep_recent: Sequence[int] = (10,),
+    keep_recent: Sequence[int] | None = None,
+    policies: Sequence["str | type[Policy] | Policy"] = ("nanohermes",),
     summarizer: Summarizer | None = None,
-    policies: Sequence["str | Policy"] = ("nanohermes",),
     unit: str = "bytes",
     tokens: Iterable[str] = (),
     profiles: Sequence[str] = PROFILES,
     retention: bool = False,
+    prefix_reuse: bool = True,
+    summary_role: str | None = None,
+    excerpt_tool_calls: bool | None = None,
+    cut: str | None = None,
     progress: bool | None = False,
-    summary_role: str = "system",
-    excerpt_tool_calls: bool = False,
-    cut: str = "forward",
+    executor: Any = None,
+    out: str | os.PathLike | None = None,
+    strict: bool = False,
+    window: int | None = None,
 ):
-    """One row per transcript x policy x budget x keep_recent with the replay totals.
+    """One row per transcript x policy x budget (x keep_recent) with the replay totals.
 
-    ``keep_recent`` varies the NanoHermes policy only; other policies keep their
-    own constants and get one row per budget (``keep_recent`` left empty).
-    ``retention`` (off by default: it reads every removed message) adds the
-    retention score.
+    ``transcripts``: files, folders, message lists, ``(name, messages)`` pairs or
+    a mapping. ``keep_recent`` varies the policies that have that option (others
+    get one row per budget, ``keep_recent`` empty); ``summary_role``,
+    ``excerpt_tool_calls`` and ``cut`` set those options where a policy has them;
+    an option no chosen policy has is a ``TypeError``. ``executor``: any
+    ``concurrent.futures.Executor`` (rows identical to the in-process sweep).
+    ``out``: a ``.csv`` or ``.parquet`` file the rows stream to (written
+    atomically); a ``SweepReport`` is returned instead of a DataFrame. A file that
+    cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
+    ``report.skipped``); ``strict=True`` raises at the first instead.
     """
+    sources = _sources(transcripts)
+    settings = _grid(list(policies), list(budgets), keep_recent,
+                     {"summary_role": summary_role, "excerpt_tool_calls": excerpt_tool_calls, "cut": cut})
+    check_settings(unit, tuple(tokens), profiles, budgets)
+    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse)
+    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse)
+    sink = _Sink(out, columns)
+    skipped: list[Skipped] = []
+    bar = Progress(len(sources), "sweep", progress)
+    window = window or max(2, 4 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 2))
+    ok = False
+    try:
+        for name, result in _results(sources, job, executor, window):
+            if isinstance(result, Skipped):
+                if strict:
+                    from .transcripts import TranscriptError
+
+                    raise TranscriptError(result.transcript, "", result.reason)
+                skipped.append(result)
+            else:
+                sink.add(result)
+            bar.step(name)
+        ok = True
+    finally:
+        sink.close(ok)
+    if out is not None:
+        return SweepReport(str(out), sink.count, len(sources) - len(skipped), skipped)
     import pandas as pd
 
-    named = _named(transcripts)
-    tokens = tuple(tokens)
-    rows = []
-    bar = Progress(len(named), "sweep", progress)
-    for name, messages in named:
-        meters: dict = {}
-        for pol in policies:
-            pol_name = pol if isinstance(pol, str) else pol.name
-            keeps = list(keep_recent) if pol_name == "nanohermes" and isinstance(pol, str) else [None]
-            for budget in budgets:
-                for keep in keeps:
-                    run, notes, prepared, policy = _start(
-                        messages, budget=budget, keep_recent=keep if keep is not None else 10,
-                        summarizer=summarizer, unit=unit, policy=pol, tokens=tokens, profiles=profiles,
-                        with_retention=retention, summary_role=summary_role,
-                        excerpt_tool_calls=excerpt_tool_calls, cut=cut, meters=meters, rows=False)
-                    totals = run.run()
-                    row = {"transcript": name, "policy": policy.name, "budget": budget,
-                           "keep_recent": keep, "unit": unit, "messages": len(prepared)}
-                    row.update(totals.as_dict())
-                    rows.append(row)
-        bar.step(name)
-    frame = pd.DataFrame(rows)
-    if "keep_recent" in frame:
-        frame["keep_recent"] = frame["keep_recent"].astype("Int64")
+    frame = pd.DataFrame(sink.rows, columns=columns)
+    frame["keep_recent"] = frame["keep_recent"].astype("Int64")
+    frame.attrs["skipped"] = skipped
     return frame
 
 
 def compare_policies(
     transcripts: Any,
     *,
-    policies: Sequence["str | Policy"] | None = None,
+    policies: Sequence["str | type[Policy] | Policy"] | None = None,
     budget: int = 120_000,
     unit: str = "bytes",
     summarizer: Summarizer | None = None,
     tokens: Iterable[str] = (),
     progress: bool | None = False,
+    executor: Any = None,
 ):
     """One row per policy: what it costs, what a cache could reuse, what it breaks, what it keeps.
 
     Every policy is triggered by the same ``budget`` in ``unit``; totals are summed
     over the transcripts (peaks are the maximum), the prefix reuse share is
-    weighted by request bytes, problems count the transcripts × profiles where any
+    weighted by request bytes, problems count the transcripts x profiles where any
     request carried a problem, and retention is the mean over transcripts that
     had an event.
     """
     from .policies import POLICIES
 
     chosen = list(policies) if policies is not None else list(POLICIES)
-    frame = sweep(transcripts, budgets=[budget], keep_recent=[10], summarizer=summarizer, policies=chosen,
-                  unit=unit, tokens=tokens, retention=True, progress=progress)
+    frame = sweep(transcripts, budgets=[budget], summarizer=summarizer, policies=chosen,
+                  unit=unit, tokens=tokens, retention=True, progress=progress, executor=executor)
     rows = []
-    for name, g in frame.groupby("policy", sort=False):
+    for label, g in frame.groupby(frame["policy"] + frame["options"].map(lambda o: f"({o})" if o else ""),
+                                  sort=False):
         row = {
-            "policy": name,
+            "policy": label,
             "transcripts": len(g),
             "peak_request": int(g["peak_request"].max()),
             "events": int(g["compactions"].sum()),
@@ -171,5 +396,5 @@ def compare_policies(
     import pandas as pd
 
     out = pd.DataFrame(rows).set_index("policy")
-    out.attrs.update(budget=budget, unit=unit)
+    out.attrs.update(budget=budget, unit=unit, skipped=frame.attrs.get("skipped", []))
     return out

@@ -29,7 +29,7 @@ from nanohermes_nb.policies import (
     HermesAgentPolicy,
     LangChainTrimPolicy,
     ObservationMaskingPolicy,
-    PolicyEnv,
+    apply_policy,
     get_policy,
     repair_tool_pairs,
 )
@@ -42,12 +42,10 @@ from conftest import shared_transcript_files
 NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses"]
 
 
-def env(budget, summarizer=lambda e: "S", **kw):
-    return PolicyEnv(budget, message_size, summarizer, **kw)
-
-
-def run(policy, ctx, budget, summarizer=lambda e: "S", **kw):
-    return policy.apply(ctx, env(budget, summarizer, **kw), context_size(ctx))
+def run(policy, ctx, budget, summarizer=lambda e: "S", token_meter=None):
+    """The policy applied once under the one trigger: (new context, event)."""
+    done = apply_policy(policy, ctx, budget=budget, summarizer=summarizer, tokens=token_meter)
+    return done.messages, done.event
 
 
 def tool_messages(ctx):
@@ -82,10 +80,10 @@ def test_every_policy_acts_only_over_budget(name):
     ctx = session(12, body="x" * 1000)
     size = context_size(ctx)
     pol = get_policy(name)
-    new, ev = pol.apply(ctx, env(size), size)  # size == budget: not over
-    assert ev is None and new is ctx
-    new, ev = pol.apply(ctx, env(size - 1), size)
-    assert isinstance(ev, Event) and ev.policy == name and new is not ctx
+    new, ev = run(pol, ctx, size)  # size == budget: not over
+    assert ev is None and new == ctx
+    new, ev = run(pol, ctx, size - 1)
+    assert isinstance(ev, Event) and ev.policy == name and new != ctx
     assert ev.size_before == size and ev.size_after == context_size(new)
     assert ev.kind in ("summary", "placeholder", "trim", "mask", "clear") and ev.detail
     removed_ids = {id(m) for m in ev.removed}
@@ -147,7 +145,7 @@ def test_observation_masking_leaves_exactly_five_unmasked_tool_results():
     assert ev.kind == "mask" and len(ev.removed) == len(ev.inserted) == 7
     assert check_history(new) == []
     again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
-    assert ev2 is None and again is new
+    assert ev2 is None and again == new
 
 
 def test_clear_tool_uses_keeps_exactly_the_last_three_results():
@@ -323,12 +321,11 @@ def test_sweep_runs_every_policy():
 def test_policies_never_mutate_and_stay_legal(msgs, budget, name):
     assert check_history(msgs) == []
     before = copy.deepcopy(msgs)
-    pol = get_policy(name)
-    new, ev = pol.apply(msgs, env(budget), context_size(msgs))
+    new, ev = run(get_policy(name), msgs, budget)
     assert msgs == before
     assert check_history(new) == []
     if ev is None:
-        assert new is msgs
+        assert new == msgs
     else:
         assert ev.size_after == context_size(new) and ev.size_before > budget
         assert new[0] is msgs[0] or (name == "hermes_agent" and new[0]["content"].startswith(msgs[0]["content"]))

@@ -43,6 +43,7 @@ from ..compaction import (
 )
 from ..history import PROFILES, Problem, check_history
 from ..ledger import Ledger, replay
+from ..recorded import RecordedSession
 from ..sizing import UNITS, Meter
 from ..summarizers import Summarizer
 from .plots import plot_ledger, plural
@@ -112,8 +113,9 @@ def explore_budget(messages: Sequence[Mapping[str, Any]], *, budget: int = 120_0
     Pass the same ``meters`` dict on every call: each message is then measured
     once per unit, which is what keeps a slider responsive.
     """
-    ledger = replay(messages, budget=budget, keep_recent=keep_recent, unit=unit, summary_role=summary_role,
-                    cut=cut, summarizer=summarizer, meters=meters, retention=retention)
+    session = RecordedSession.of(messages, meters)  # the shared meters measure each message once
+    ledger = replay(session, budget=budget, keep_recent=keep_recent, unit=unit, summary_role=summary_role,
+                    cut=cut, summarizer=summarizer, retention=retention)
     settings = {"budget": budget, "keep_recent": keep_recent, "unit": unit, "summary_role": summary_role,
                 "cut": cut}
     return BudgetView(ledger, settings, totals_line(ledger))

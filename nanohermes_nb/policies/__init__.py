@@ -1,0 +1,79 @@
+"""Context policies: what an agent does once its context is over budget.
+
+``nanohermes`` (the default everywhere) is SPEC section 3 exactly. The others
+reproduce what other agents and libraries do, for comparison on equal footing,
+one module each:
+
+- ``langchain_trim``: LangChain ``trim_messages`` (keep the newest messages that
+  fit, start on a user message, keep the system message; no summary);
+- ``hermes_agent``: NousResearch hermes-agent's ``ContextCompressor`` (head and
+  token-budget tail protected, old tool results pruned and deduplicated, the
+  middle summarized, the previous summary updated, call/result pairs repaired);
+- ``codex``: OpenAI Codex CLI compaction (every real user message up to 20,000
+  tokens, newest first, plus one summary in the user role; no tool traffic);
+- ``observation_masking``: OpenHands' ``ObservationMaskingCondenser`` (tool
+  results outside the recent window become a short placeholder; no summary);
+- ``clear_tool_uses``: Anthropic context editing ``clear_tool_uses_20250919``
+  (old tool results cleared, the last 3 kept).
+
+Equal footing: every policy is called only when ``over_budget(size, budget)``
+holds, with ``size`` in the ledger's unit (bytes of compact JSON by default).
+The source systems trigger differently (hermes at 50% of the model window, Codex
+at its auto-compact limit, Anthropic at 100,000 input tokens, OpenHands' masking
+and LangChain's trimming on every call); in the lab the one trigger replaces all
+of them, so differences come from what each policy keeps, not from when it runs.
+Each policy keeps its own constants; those a source gives in tokens are measured
+with ``env.tokens()``, shares of the trigger are taken of ``env.budget``. See
+``docs/policies.md`` for each source's provenance.
+"""
+
+from __future__ import annotations
+
+from ..messages import repair_tool_pairs
+from ..summarizers import PREVIOUS_SUMMARY_ROLE
+from .base import (
+    POLICIES,
+    Applied,
+    Event,
+    Policy,
+    PolicyEnv,
+    accepts_option,
+    apply_policy,
+    make_event,
+    over_budget,
+    policy_options,
+    register,
+    resolve_policy,
+)
+from .nanohermes import NanoHermesPolicy
+from .langchain_trim import LangChainTrimPolicy
+from .hermes_agent import HermesAgentPolicy
+from .codex import CodexPolicy
+from .observation_masking import ObservationMaskingPolicy
+from .clear_tool_uses import ClearToolUsesPolicy
+
+__all__ = [
+    "Event",
+    "PolicyEnv",
+    "Policy",
+    "Applied",
+    "apply_policy",
+    "resolve_policy",
+    "get_policy",
+    "accepts_option",
+    "policy_options",
+    "over_budget",
+    "make_event",
+    "NanoHermesPolicy",
+    "LangChainTrimPolicy",
+    "HermesAgentPolicy",
+    "CodexPolicy",
+    "ObservationMaskingPolicy",
+    "ClearToolUsesPolicy",
+    "POLICIES",
+    "register",
+    "repair_tool_pairs",
+    "PREVIOUS_SUMMARY_ROLE",
+]
+
+get_policy = resolve_policy  # the earlier name
