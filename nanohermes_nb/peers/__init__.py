@@ -1,0 +1,171 @@
+"""The peer policies proven against the real code they name: the differential harness.
+
+For each policy that reproduces another system, a ``Peer`` says how to run the
+real code (an installed library, or a line-for-line port where the library
+cannot be installed) and the project's port on the same context, with the same
+per-message size on both sides and the LLM summary stubbed on both sides. The
+harness walks every tool-batch point of a transcript (the context right after a
+tool batch, where the trigger is checked), applies both at budgets below the
+context's size, and counts the contexts that come out identical.
+
+``agreement(files)`` is the table the README and notebook 15 show. The real
+libraries live in the ``peers`` extra; a peer whose library is missing is
+reported as such, never silently passed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..messages import Message, calls_of, role_of
+from ..recorded import prepare
+
+__all__ = [
+    "Peer",
+    "Agreement",
+    "PEERS",
+    "register_peer",
+    "batch_points",
+    "budgets_below",
+    "canonical",
+    "compare",
+    "agreement",
+    "STUB_SUMMARY",
+]
+
+STUB_SUMMARY = "STUB SUMMARY"  # what the stubbed LLM answers, on both sides
+BUDGET_SHARES = (0.75, 0.5, 0.25)
+
+
+@dataclass(frozen=True)
+class Peer:
+    """How to run one real system's policy and the project's port of it on the same context.
+
+    ``real(context, budget)`` and ``port(context, budget)`` each return the new
+    context as OpenAI-form dicts; both use the same per-message size and a
+    summarizer that answers ``STUB_SUMMARY``. ``version()`` names what the real
+    side is (library and version, or the ported file and commit).
+    """
+
+    policy: str
+    source: str
+    version: Callable[[], str]
+    real: Callable[[list, int], list]
+    port: Callable[[list, int], list]
+    size: Callable[[Message], int]
+    available: Callable[[], str | None] = lambda: None  # None, or why the real code cannot run here
+
+
+PEERS: dict[str, Peer] = {}
+
+
+def register_peer(peer: Peer) -> Peer:
+    PEERS[peer.policy] = peer
+    return peer
+
+
+def batch_points(messages: Sequence[Message]) -> Iterator[list]:
+    """Every context at which the trigger is checked: the transcript up to the end of each tool batch."""
+    msgs, _ = prepare(messages)
+    i, n = 1, len(msgs)
+    while i < n:
+        if role_of(msgs[i]) == "assistant" and calls_of(msgs[i]):
+            i += 1
+            while i < n and role_of(msgs[i]) == "tool":
+                i += 1
+            yield msgs[:i]
+        else:
+            i += 1
+
+
+def budgets_below(size: int, shares: Sequence[float] = BUDGET_SHARES) -> list[int]:
+    """Budgets below a context's size (so every policy is asked to act), as shares of it."""
+    return sorted({max(1, int(size * s)) for s in shares if int(size * s) < size}, reverse=True)
+
+
+def canonical(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Messages as comparable text: compact JSON with sorted keys (key order is not content)."""
+    return [json.dumps(m, ensure_ascii=False, sort_keys=True, separators=(",", ":")) for m in messages]
+
+
+@dataclass
+class Agreement:
+    """How often the port and the real code gave the same context."""
+
+    policy: str
+    source: str
+    version: str
+    compared: int = 0
+    identical: int = 0
+    mismatches: list = field(default_factory=list)  # (file, point, budget, first differing index)
+    unavailable: str | None = None
+
+    @property
+    def share(self) -> float | None:
+        return self.identical / self.compared if self.compared else None
+
+    def row(self) -> dict:
+        return {"policy": self.policy, "real code": self.source, "version": self.version,
+                "contexts compared": self.compared, "identical": self.identical,
+                "agreement": None if self.share is None else round(self.share, 4),
+                "note": self.unavailable or ""}
+
+
+def _first_difference(a: list[str], b: list[str]) -> int:
+    for k, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return k
+    return min(len(a), len(b))
+
+
+def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
+            shares: Sequence[float] = BUDGET_SHARES, keep_mismatches: int = 20) -> Agreement:
+    """Run the real code and the port on every tool-batch point at every budget below its size."""
+    why = peer.available()
+    if why:
+        return Agreement(peer.policy, peer.source, "not installed", unavailable=why)
+    result = Agreement(peer.policy, peer.source, peer.version())
+    for name, messages in transcripts:
+        for point, context in enumerate(batch_points(messages)):
+            size = sum(peer.size(m) for m in context)
+            for budget in budgets_below(size, shares):
+                real = canonical(peer.real(list(context), budget))
+                port = canonical(peer.port(list(context), budget))
+                result.compared += 1
+                if real == port:
+                    result.identical += 1
+                elif len(result.mismatches) < keep_mismatches:
+                    result.mismatches.append((name, point, budget, _first_difference(real, port)))
+    return result
+
+
+def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[Message]]], *,
+              policies: Sequence[str] | None = None, shares: Sequence[float] = BUDGET_SHARES):
+    """The agreement table: one row per peer policy (contexts compared, identical, library version)."""
+    import pandas as pd
+
+    from ..transcripts import load_transcript
+
+    named = []
+    for t in transcripts:
+        if isinstance(t, tuple):
+            named.append(t)
+        else:
+            named.append((Path(t).name, load_transcript(t)))
+    _load_all()
+    chosen = [PEERS[p] for p in (policies or sorted(PEERS))]
+    rows = [compare(p, named, shares=shares).row() for p in chosen]
+    return pd.DataFrame(rows)
+
+
+def _load_all() -> None:
+    """Import every peer module so that it registers itself."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
