@@ -19,7 +19,7 @@ again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .budgets import over_budget
@@ -129,8 +129,9 @@ class PrefixBook(Book):
     message repeat (``shared_prefix_bytes``), measured once per event.
     """
 
-    def __init__(self, session: RecordedSession, rows: bool) -> None:
+    def __init__(self, session: RecordedSession, rows: bool, unit: str) -> None:
         super().__init__(session, rows)
+        self.same_unit = unit == "bytes"  # then an event's size after is the head's bytes
         self.b = session.prefix("bytes")
         self.bsize = session.meter("bytes")
         self.bsent = session.sent_sums("bytes")
@@ -172,10 +173,10 @@ class PrefixBook(Book):
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
         s = self.session
-        self.head_bytes = sum(self.bsize(m) for m in after.head)
+        self.head_bytes = event.size_after if self.same_unit else sum(self.bsize(m) for m in after.head)
         if k + 1 < s.requests:
-            sent = before.messages(s.messages, s.reply[k])
-            nxt = after.messages(s.messages, s.reply[k + 1])
+            sent = before.view(s.messages, s.reply[k])
+            nxt = after.view(s.messages, s.reply[k + 1])
             self.after_event = shared_prefix_bytes(sent, nxt, self.bsize)
         return {}
 
@@ -186,9 +187,10 @@ class PrefixBook(Book):
 class TokenBook(Book):
     """Each request's size in a token unit (``cl100k``, ``o200k``, ``tokens_approx``) and its running sum."""
 
-    def __init__(self, session: RecordedSession, rows: bool, unit: str) -> None:
+    def __init__(self, session: RecordedSession, rows: bool, unit: str, trigger_unit: str) -> None:
         super().__init__(session, rows)
         self.unit = unit
+        self.same_unit = unit == trigger_unit  # then an event's size after is the head's size here
         self.p = session.prefix(unit)
         self.sent = session.sent_sums(unit)
         self.meter = session.meter(unit)
@@ -208,7 +210,7 @@ class TokenBook(Book):
         self.cumulative += (r1 - r0 + 1) * base + self.sent[r1 + 1] - self.sent[r0]
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
-        self.head = sum(self.meter(m) for m in after.head)
+        self.head = event.size_after if self.same_unit else sum(self.meter(m) for m in after.head)
         return {}
 
     def totals(self) -> dict[str, Any]:
@@ -246,49 +248,40 @@ class _Baseline:
         return self.found_at[hi] + (1 if self.last_pend[hi] >= max(lo, self.run_start[hi]) else 0)
 
 
-class HistoryBook(Book):
-    """Problems a provider would report in each request's history (``check_history``), per profile.
+class _ProfileState:
+    """One profile's counts relative to its baseline, as left by the last event."""
 
-    The transcript is checked once (the baseline). After an event the new
-    context is checked, then the transcript messages after it are fed until the
-    checker's state equals the baseline's at the same message; from there on the
-    counts are the baseline's, shifted by a constant.
-    """
-
-    def __init__(self, session: RecordedSession, rows: bool, profile: str) -> None:
-        super().__init__(session, rows)
-        self.profile = profile
-        key = ("history", profile)
-        self.base = session.cache.get(key) or session.cache.setdefault(key, _Baseline(session, profile))
+    def __init__(self, base: _Baseline) -> None:
+        self.base = base
         self.offset = 0
         self.diverged: dict[int, int] = {}  # transcript position -> count, before the checker converged
         self.converged_at = 0
         self.max = 0
 
-    def _count(self, position: int) -> int:
+    def count(self, position: int) -> int:
         if position < self.converged_at:
             return self.diverged[position]
         return self.offset + self.base.found[position] + self.base.pend[position]
 
-    def stretch(self, ctx: Context, r0: int, r1: int) -> None:
-        reply = self.session.reply
-        lo = r0
-        while lo <= r1 and reply[lo] < self.converged_at:  # the few requests before convergence
-            self.max = max(self.max, self._count(reply[lo]))
-            lo += 1
-        if lo <= r1:
-            self.max = max(self.max, self.offset + self.base.max_between(lo, r1))
-        if self.rows:
-            self._column(f"problems_{self.profile}").extend(self._count(reply[r]) for r in range(r0, r1 + 1))
+    def rebase(self, head: Sequence, run: int, msgs: Sequence, stop: int, profile: str) -> int:
+        """Check the new context (``head``, whose items from ``run`` on are ``msgs[stop - len(head) + run:stop]``).
 
-    def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
-        checker = HistoryChecker(self.profile)
-        for m in after.head:
+        Returns the problem count of the new context.
+        """
+        base = self.base
+        checker = HistoryChecker(profile)
+        for m in head[:run]:  # what the policy wrote or moved
             checker.feed(m)
-        now = checker.problem_count()
-        msgs, base = self.session.messages, self.base
-        position = after.start
+        j = stop - (len(head) - run)
+        while j < stop and checker.state() != base.state[j]:  # the unchanged run, until the checks agree
+            checker.feed(msgs[j])
+            j += 1
         self.diverged = {}
+        if j < stop:  # the checks agree from j on: the rest, and everything after, is the full check's
+            self.offset, self.converged_at = len(checker.found) - base.found[j], stop
+            return self.count(stop)
+        now = checker.problem_count()
+        position = stop
         while position < len(msgs) and checker.state() != base.state[position]:
             self.diverged[position] = checker.problem_count()
             checker.feed(msgs[position])
@@ -299,10 +292,48 @@ class HistoryBook(Book):
         else:  # never converged: every later position is known explicitly
             self.diverged[position] = checker.problem_count()
             self.converged_at = position + 1
-        return {"problems": {self.profile: now}}
+        return now
+
+
+class HistoryBook(Book):
+    """Problems a provider would report in each request's history (``check_history``), per profile.
+
+    The transcript is checked once per profile (the baseline). After an event
+    only what the policy wrote is checked, then the unchanged messages until
+    the checker's state equals the baseline's at the same message; from there
+    on the counts are the baseline's, shifted by a constant.
+    """
+
+    def __init__(self, session: RecordedSession, rows: bool, profiles: Sequence[str]) -> None:
+        super().__init__(session, rows)
+        self.profiles = tuple(profiles)
+        self.states = {}
+        for p in self.profiles:
+            key = ("history", p)
+            base = session.cache.get(key) or session.cache.setdefault(key, _Baseline(session, p))
+            self.states[p] = _ProfileState(base)
+
+    def stretch(self, ctx: Context, r0: int, r1: int) -> None:
+        reply = self.session.reply
+        for p, st in self.states.items():
+            lo = r0
+            while lo <= r1 and reply[lo] < st.converged_at:  # the few requests before convergence
+                st.max = max(st.max, st.count(reply[lo]))
+                lo += 1
+            if lo <= r1:
+                st.max = max(st.max, st.offset + st.base.max_between(lo, r1))
+            if self.rows:
+                self._column(f"problems_{p}").extend(st.count(reply[r]) for r in range(r0, r1 + 1))
+
+    def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
+        msgs, head, stop = self.session.messages, after.head, after.start
+        run, j = len(head), stop  # the new context ends with msgs[j:stop] unchanged: where does that run start?
+        while run > 0 and j > 0 and head[run - 1] is msgs[j - 1]:
+            run, j = run - 1, j - 1
+        return {"problems": {p: st.rebase(head, run, msgs, stop, p) for p, st in self.states.items()}}
 
     def totals(self) -> dict[str, Any]:
-        return {"problems": {self.profile: self.max}}
+        return {"problems": {p: st.max for p, st in self.states.items()}}
 
 
 class RetentionBook(Book):

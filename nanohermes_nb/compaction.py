@@ -78,17 +78,33 @@ def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 
     return start
 
 
-def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> list[tuple[str, str]]:
-    """The excerpt as ``(role, text)`` records, one per line it will hold."""
+def _records_of(m: Mapping[str, Any], tool_calls: bool) -> tuple[tuple[str, str], ...]:
+    role = role_of(m)
+    role = role if isinstance(role, str) else "?"
+    content = rust_trim(text_of(m))
+    records = ((role, content),) if content else ()
+    if tool_calls:
+        records += tuple((role, render_call(call)) for call in calls_of(m))
+    return records
+
+
+def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
+                    cache: dict | None = None) -> list[tuple[str, str]]:
+    """The excerpt as ``(role, text)`` records, one per line it will hold.
+
+    ``cache`` (a dict kept for one transcript) remembers each message's records,
+    so that many compactions of the same messages build them once.
+    """
     records: list[tuple[str, str]] = []
     for m in messages:
-        role = role_of(m)
-        role = role if isinstance(role, str) else "?"
-        content = rust_trim(text_of(m))
-        if content:
-            records.append((role, content))
-        if tool_calls:
-            records.extend((role, render_call(call)) for call in calls_of(m))
+        if cache is None:
+            records.extend(_records_of(m, tool_calls))
+            continue
+        key = (id(m), tool_calls)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not m:
+            hit = cache[key] = (m, _records_of(m, tool_calls))
+        records.extend(hit[1])
     return records
 
 
@@ -121,10 +137,11 @@ def summarize_dropped(
     summarizer: Summarizer | None = None,
     *,
     excerpt_tool_calls: bool = False,
+    cache: dict | None = None,
 ) -> _Summary:
     """Excerpt, one summarizer call, and the note; any failure gives the placeholder."""
     summarizer = summarizer or _default()
-    records = excerpt_records(dropped, tool_calls=excerpt_tool_calls)
+    records = excerpt_records(dropped, tool_calls=excerpt_tool_calls, cache=cache)
     if not records:
         return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
     try:
@@ -232,11 +249,13 @@ class CompactionResult:
 
 def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[str, Any]], int], naive: int,
                adjusted: int, summarizer: Summarizer | None, summary_role: str, excerpt_tool_calls: bool,
-               budget: int, keep_recent: int, force: bool, cut_direction: str, reason: str) -> CompactionResult:
+               budget: int, keep_recent: int, force: bool, cut_direction: str, reason: str,
+               cache: dict | None = None) -> CompactionResult:
     """Steps 4–5 of SPEC section 3: swap ``source[1:cut]`` for one summary message."""
     dropped = source[1:cut]
-    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls)
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls, cache=cache)
     note_message = {"role": summary_role, "content": summary.note}
+    kept = size_of(source[0]) + sum(size_of(m) for m in source[cut:])  # the few recent messages, not the many old
     return CompactionResult(
         messages=[source[0], note_message] + source[cut:],
         dropped=dropped,
@@ -246,7 +265,7 @@ def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[
         naive_cut=naive,
         adjusted_cut=adjusted,
         size_before=size,
-        size_after=size - sum(size_of(m) for m in dropped) + size_of(note_message),
+        size_after=kept + size_of(note_message),
         budget=budget,
         keep_recent=keep_recent,
         summarizer_called=summary.called,
@@ -299,12 +318,14 @@ def compact(
     cut: str = "forward",
     meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
     size: int | None = None,
+    cache: dict | None = None,
 ) -> CompactionResult:
     """Compact ``messages`` per SPEC section 3; the input list is never mutated.
 
     ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
     ``Meter`` in another unit to trigger on characters or tokens instead.
-    ``size`` is the context's size in that unit when the caller already knows it.
+    ``size`` is the context's size in that unit when the caller already knows it;
+    ``cache`` is a dict kept across calls on the same transcript (see ``excerpt_records``).
     """
     if cut not in CUT_DIRECTIONS:
         raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")
@@ -332,4 +353,4 @@ def compact(
     return _apply_cut(source, start, size=size, size_of=size_of, naive=naive, adjusted=start, summarizer=summarizer,
                       summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=budget,
                       keep_recent=keep_recent, force=force, cut_direction=cut,
-                      reason="forced" if force else f"size {size:,} > budget {budget:,}")
+                      reason="forced" if force else f"size {size:,} > budget {budget:,}", cache=cache)

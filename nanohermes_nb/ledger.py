@@ -275,9 +275,10 @@ class Replay:
         s = self.session
         books: list[Book] = [SizeBook(s, rows, self.unit, self.budget)]
         if self.prefix_reuse:
-            books.append(PrefixBook(s, rows))
-        books += [TokenBook(s, rows, u) for u in self.tokens]
-        books += [HistoryBook(s, rows, p) for p in self.profiles]
+            books.append(PrefixBook(s, rows, self.unit))
+        books += [TokenBook(s, rows, u, self.unit) for u in self.tokens]
+        if self.profiles:
+            books.append(HistoryBook(s, rows, self.profiles))
         if self.retention:
             books.append(RetentionBook(s, rows))
         return books
@@ -285,7 +286,8 @@ class Replay:
     def env(self) -> PolicyEnv:
         s = self.session
         tokens = None if self.unit in ("cl100k", "o200k", "tokens_approx") else s.meter("cl100k")  # loads lazily
-        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens)
+        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens,
+                         s.cache.setdefault("policy", {}))
 
     def totals(self) -> "Totals":
         """Run the loop keeping totals only (what a sweep needs)."""

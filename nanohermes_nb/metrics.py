@@ -16,10 +16,11 @@ from typing import Any
 
 from .compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, is_summary_message
 from .history import check_history
-from .sizing import serialize, text_of
+from .messages import calls_of, text_of
+from .sizing import serialize
 from .summarizers import find_paths
 
-__all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE"]
+__all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE", "terms_in"]
 
 # The goal counts as kept when this share of its distinctive words is still present.
 GOAL_TERM_SHARE = 0.6
@@ -54,18 +55,58 @@ def goal_terms(goal: str, limit: int = 12) -> list[str]:
     return list(seen)
 
 
+def _text_parts(message: Mapping[str, Any]) -> list[str]:
+    """A message's text content, then each tool call's arguments."""
+    parts = [text_of(message)]
+    for c in calls_of(message):
+        fn = c.get("function") if isinstance(c, Mapping) else None
+        if isinstance(fn, Mapping):
+            parts.append(str(fn.get("arguments", "")))
+    return parts
+
+
 def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
     """All text a model would read in a context: contents and tool-call arguments."""
-    parts = []
-    for m in messages:
-        parts.append(text_of(m))
-        calls = m.get("tool_calls") if isinstance(m, Mapping) else None
-        if isinstance(calls, list):
-            for c in calls:
-                fn = c.get("function") if isinstance(c, Mapping) else None
-                if isinstance(fn, Mapping):
-                    parts.append(str(fn.get("arguments", "")))
-    return "\n".join(parts)
+    return "\n".join(part for m in messages for part in _text_parts(m))
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch == "_" or "a" <= ch <= "z" or "0" <= ch <= "9" or "A" <= ch <= "Z"
+
+
+def _is_han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
+
+
+def _token_at(text: str, i: int, term: str) -> bool:
+    """Whether ``term`` found at ``i`` is a whole token of ``_WORD`` there."""
+    end = i + len(term)
+    if _is_han(term[0]):  # a run of Han characters: nothing Han on either side
+        return (i == 0 or not _is_han(text[i - 1])) and (end == len(text) or not _is_han(text[end]))
+    if end < len(text) and _is_word_char(text[end]):
+        return False
+    k = i - 1
+    while k >= 0 and "0" <= text[k] <= "9":  # a token starts at the run's first letter or underscore
+        k -= 1
+    return k < 0 or not _is_word_char(text[k])
+
+
+def terms_in(text: str, terms: Sequence[str]) -> frozenset:
+    """The goal terms that occur in ``text`` as whole words (as ``_WORD`` splits the lowercased text).
+
+    A substring search finds each candidate, a look at its two ends confirms it:
+    the same answer as tokenizing the whole text, without the regular expression.
+    """
+    lower = text.lower()
+    found = set()
+    for term in terms:
+        i = lower.find(term)
+        while i >= 0:
+            if _token_at(lower, i, term):
+                found.add(term)
+                break
+            i = lower.find(term, i + 1)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -112,11 +153,13 @@ class TextIndex:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1], hit[2]
-        text = context_text([message])
-        paths = tuple(sys.intern(p) for p in sorted(find_paths(text)))
-        present = self._terms.intersection(_WORD.findall(text.lower())) if self._terms else frozenset()
-        self._cache[id(message)] = (message, paths, frozenset(present))
-        return paths, frozenset(present)
+        # part by part: no path or word crosses the line that would join them, and the
+        # content's paths are then the ones the summarizer already found (find_paths remembers)
+        parts = _text_parts(message)
+        paths = tuple(sys.intern(p) for p in sorted({p for part in parts for p in find_paths(part)}))
+        present = frozenset().union(*(terms_in(part, self.terms) for part in parts)) if self.terms else frozenset()
+        self._cache[id(message)] = (message, paths, present)
+        return paths, present
 
     def paths(self, message: Mapping[str, Any]) -> tuple[str, ...]:
         return self.entry(message)[0]

@@ -20,14 +20,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import accumulate
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .budgets import over_budget
 from .messages import Message, calls_of, role_of
 from .sizing import Meter
 
-__all__ = ["RecordedSession", "Context", "prepare", "EMPTY_SYSTEM"]
+__all__ = ["RecordedSession", "Context", "ContextView", "prepare", "EMPTY_SYSTEM"]
 
 EMPTY_SYSTEM = {"role": "system", "content": ""}
 
@@ -61,6 +61,39 @@ class Context:
 
     def length(self, stop: int) -> int:
         return len(self.head) + stop - self.start
+
+    def view(self, transcript: Sequence[Message], stop: int) -> "ContextView":
+        """The same messages as ``messages``, without copying the list."""
+        return ContextView(self.head, transcript, self.start, stop)
+
+
+class ContextView(Sequence):
+    """A read-only view of a context: ``head``, then ``transcript[start:stop]``, nothing copied."""
+
+    __slots__ = ("head", "transcript", "start", "stop")
+
+    def __init__(self, head: Sequence[Message], transcript: Sequence[Message], start: int, stop: int) -> None:
+        self.head, self.transcript, self.start, self.stop = head, transcript, start, stop
+
+    def __len__(self) -> int:
+        return len(self.head) + self.stop - self.start
+
+    def __getitem__(self, i: int) -> Message:  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        h = len(self.head)
+        return self.head[i] if i < h else self.transcript[self.start + i - h]
+
+    def __iter__(self) -> Iterator[Message]:
+        yield from self.head
+        transcript = self.transcript
+        for i in range(self.start, self.stop):
+            yield transcript[i]
 
 
 @dataclass

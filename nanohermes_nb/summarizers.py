@@ -206,6 +206,7 @@ _STATE = re.compile(
     re.I,
 )
 _SUMMARY_HEAD = "[Earlier conversation summary]"
+_MISSING = object()
 
 
 def parse_excerpt(excerpt: str) -> list[tuple[str, str]]:
@@ -219,14 +220,49 @@ def parse_excerpt(excerpt: str) -> list[tuple[str, str]]:
 
 
 def find_paths(text: str) -> list[str]:
-    """File paths mentioned in ``text``, in order of first mention, without duplicates."""
+    """File paths mentioned in ``text``, in order of first mention, without duplicates.
+
+    A path never contains whitespace, and what the pattern looks at around a
+    match is a path character or nothing, so the paths of a text are the paths
+    of its words, in order. Words are looked up in a memo: tool outputs and
+    summaries repeat the same words, so most are never matched twice.
+    """
+    key = (len(text), hash(text))  # a text's hash is kept on the string: asking twice costs nothing
+    hit = _TEXT_PATHS.get(key)
+    if hit is not None:
+        return list(hit)
     found: dict[str, None] = {}
-    for p in dict.fromkeys(_PATH.findall(text)):
+    memo = _WORD_PATHS
+    for word in text.split():
+        if "." not in word:
+            continue
+        hit = memo.get(word)
+        if hit is None:
+            hit = _word_paths(word)
+            if len(word) <= 256:
+                if len(memo) >= 200_000:
+                    memo.clear()
+                memo[word] = hit
+        for p in hit:
+            found.setdefault(p, None)
+    if len(_TEXT_PATHS) >= 100_000:
+        _TEXT_PATHS.clear()
+    _TEXT_PATHS[key] = tuple(found)
+    return list(found)
+
+
+_WORD_PATHS: dict[str, tuple[str, ...]] = {}  # word -> its paths
+_TEXT_PATHS: dict[tuple[int, int], tuple[str, ...]] = {}  # (length, hash) of a text -> its paths (no text kept)
+
+
+def _word_paths(word: str) -> tuple[str, ...]:
+    out = []
+    for p in _PATH.findall(word):
         if p.startswith("./"):
             p = p[2:]
         if not p.startswith(("http", "www.")) and not _NUMERIC.fullmatch(p):
-            found.setdefault(p, None)
-    return list(found)
+            out.append(p)
+    return tuple(out)
 
 
 def _sentences(text: str) -> list[str]:
@@ -243,7 +279,7 @@ class _Features:
     """What the extractive summarizer takes from one excerpt record."""
 
     role: str
-    text: str
+    goal: str | None  # a user message's text clipped to 70 words, whitespace collapsed (None: not a goal)
     decisions: tuple[str, ...]
     paths: tuple[str, ...]
     last_sentence: str
@@ -265,9 +301,13 @@ def _features(role: str, text: str) -> _Features:
         decisions = tuple(_clip_words(x, 30) for x in sents if len(x) > 12 and _DECISION.search(x))
         last_sentence = sents[-1] if sents else ""
     first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    kept_text = text if role == "user" else ""  # only user text is needed later (the goal)
+    goal = _goal_line(text) if role == "user" and not carried and not text.startswith(_SUMMARY_HEAD) else None
     paths = tuple(sys.intern(p) for p in find_paths(text))  # shared strings: paths repeat across messages
-    return _Features(role, kept_text, decisions, paths, last_sentence, first_line, carried)
+    return _Features(role, goal, decisions, paths, last_sentence, first_line, carried)
+
+
+def _goal_line(text: str) -> str:
+    return " ".join(_clip_words(text, 70).split())
 
 
 @dataclass
@@ -286,6 +326,7 @@ class ExtractiveSummarizer:
     max_decisions: int = 5
     max_paths: int = 15
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _feature(self, role: str, text: str) -> _Features:
         # keyed by length and hash, not the text itself: the cache must not keep a
@@ -303,7 +344,22 @@ class ExtractiveSummarizer:
         return self.summarize_records(parse_excerpt(excerpt))
 
     def summarize_records(self, records: list[tuple[str, str]]) -> str | None:
-        """The summary of excerpt records ``(role, text)``; None when there are none."""
+        """The summary of excerpt records ``(role, text)``; None when there are none.
+
+        Deterministic, so a sweep that drops the same span under two settings
+        reuses the first summary (keyed by each record's role, length and hash:
+        the memo keeps no text alive).
+        """
+        key = tuple((r, len(t), hash(t)) for r, t in records)
+        hit = self._memo.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = self._summarize(records)
+            if len(self._memo) >= 50_000:
+                self._memo.clear()
+            self._memo[key] = hit
+        return hit
+
+    def _summarize(self, records: list[tuple[str, str]]) -> str | None:
         feats = [self._feature(r, t) for r, t in records if t]
         if not feats:
             return None
@@ -311,9 +367,7 @@ class ExtractiveSummarizer:
         for f in feats:
             if f.carried and not carried:
                 carried = f.carried
-        goal = carried.get("Goal") or next(
-            (f.text for f in feats if f.role == "user" and not f.carried and not f.text.startswith(_SUMMARY_HEAD)), "")
-        goal = " ".join(_clip_words(goal, 70).split())
+        goal = _goal_line(carried["Goal"]) if carried.get("Goal") else next((f.goal for f in feats if f.goal is not None), "")
 
         decisions: list[str] = [d.strip() for d in carried.get("Decisions", "").split(" | ")
                                 if d.strip() and d.strip() != "none recorded"]

@@ -82,6 +82,7 @@ class PolicyEnv:
     summarizer: Summarizer | None = None
     unit: str = "bytes"
     token_meter: Sizer | None = None
+    cache: dict | None = None  # scratch space for one transcript (per-message work a policy may reuse)
 
     def tokens(self) -> Sizer:
         if self.token_meter is not None:

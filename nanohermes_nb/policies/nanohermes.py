@@ -47,6 +47,7 @@ class NanoHermesPolicy(Policy):
             cut=self.cut,
             meter=env.meter,
             size=size,
+            cache=env.cache,
         )
         if not result.compacted:
             return context, None
