@@ -9,7 +9,7 @@ import pytest
 
 from nanohermes_nb.course import execute_notebook, notebook_paths, run_course
 
-from conftest import ROOT, TRANSCRIPTS
+from conftest import ROOT
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
@@ -67,9 +67,9 @@ def test_notebook_executes(executed, path):
 
 
 @pytest.mark.parametrize("prefix", sorted(LABS))
-def test_labs_run_over_the_shared_transcripts(tmp_path, prefix):
+def test_labs_run_over_the_real_transcripts(tmp_path, prefix, corpus):
     path = next(p for p in NOTEBOOKS if p.name.startswith(prefix))
-    run = execute_notebook(path, tmp_path, {LABS[prefix]: str(TRANSCRIPTS)}, timeout=300, suffix="-shared",
+    run = execute_notebook(path, tmp_path, {LABS[prefix]: str(corpus.path)}, timeout=300, suffix=f"-{corpus}",
                            html=False)
     assert run.ok, run.error
     nb = json.loads(Path(run.ipynb).read_text(encoding="utf-8"))

@@ -261,8 +261,8 @@ def test_composition_of_a_message_list():
     assert len(ax.containers) == 4 and "all 11 messages" in [t.get_text() for t in ax.get_xticklabels()]
 
 
-def test_composition_on_a_real_transcript(transcripts_dir):
-    path = transcripts_dir / "msa_deepseek_chat_dev_sqlfluff__sqlfluff-1733.json"
+def test_composition_on_a_real_transcript(corpus):
+    path = corpus.largest()
     L = replay(load_transcript(path), budget=30_000, retention=False)
     assert composition_frame(L)["total"].tolist() == L.requests["size"].tolist()
 
