@@ -97,6 +97,18 @@ def canonical_sha256(messages: Any) -> str:
     return hashlib.sha256(json.dumps(list(messages), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+@pytest.fixture(scope="session")
+def built_course(tmp_path_factory):
+    """The whole course executed once per test session, as ``make course`` builds it (HTML and index)."""
+    from nanohermes_nb.course import notebook_paths, run_course, write_index
+
+    out = tmp_path_factory.mktemp("course")
+    notebooks = notebook_paths(ROOT / "notebooks")
+    runs = run_course(notebooks, out, workers=2, timeout=300, html=True)
+    write_index(runs, out, notebooks)
+    return out, {r.name: r for r in runs}
+
+
 def pytest_configure(config):
     if _LOOKUP_ERROR:
         raise pytest.UsageError(_LOOKUP_ERROR)

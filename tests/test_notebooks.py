@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nanohermes_nb.course import execute_notebook, notebook_paths, run_course
+from nanohermes_nb.course import execute_notebook, notebook_paths
 
 from conftest import ROOT
 
@@ -46,9 +46,8 @@ def test_labs_have_a_parameters_cell(path):
 
 
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("course")
-    return {r.name: r for r in run_course(NOTEBOOKS, out, workers=2, timeout=300, html=True)}
+def executed(built_course):
+    return built_course[1]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
@@ -64,6 +63,7 @@ def test_notebook_executes(executed, path):
         state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
         assert state.get("state"), f"{path.name}: widget state not stored"
         assert "widget-state" in Path(run.html).read_text(encoding="utf-8")
+        assert run.widgets >= 1 and run.bare_widgets == 0, f"{path.name}: a widget output has no static snapshot"
 
 
 @pytest.mark.parametrize("prefix", sorted(LABS))
