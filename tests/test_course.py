@@ -105,3 +105,29 @@ def test_a_changed_ledger_makes_the_picture_stale(tmp_path):
 def test_the_readme_commands_exist(target):
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(rf"^{target}:", makefile, re.M)
+
+
+def test_docs_rules_state_every_cap_with_its_default():
+    import dataclasses
+
+    from nanohermes_nb import DEFAULT_BUDGETS
+
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    for f in dataclasses.fields(DEFAULT_BUDGETS):
+        value = getattr(DEFAULT_BUDGETS, f.name)
+        row = next((ln for ln in text.splitlines() if ln.startswith("|") and f"`{f.name}`" in ln), None)
+        assert row is not None and f"| {value:,} |" in row, f.name
+    for section in ("How size is measured", "Compaction", "The summary", "Replaying a recorded transcript"):
+        assert section in text
+    assert "ledger_vs_article.png" in text
+
+
+def test_the_readme_needs_nothing_outside_the_repository():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](docs/rules.md)" in readme and "SPEC.md" not in readme
+    for paragraph in readme.split("\n\n"):
+        if "../shared" in paragraph:  # only ever as CI's extended corpus
+            assert "corpus" in paragraph and "CI" in paragraph, paragraph
+    assert "## Open the course" in readme and "make lab" in readme and "index.html" in readme
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    assert ".ipynb_checkpoints/" in ignored
