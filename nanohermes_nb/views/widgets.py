@@ -274,7 +274,7 @@ class BudgetExplorer(_Explorer):
         self.figure = Figure(figsize=figsize)
         FigureCanvasAgg(self.figure)
         self.ax = self.figure.add_subplot()
-        self.figure.subplots_adjust(left=0.1, right=0.985, top=0.9, bottom=0.19)
+        self.figure.subplots_adjust(left=0.125, right=0.985, top=0.9, bottom=0.19)
         self.image = widgets.Image(format="svg+xml" if image_format == "svg" else image_format)
         self.totals = widgets.HTML()
         self.error = widgets.HTML()
