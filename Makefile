@@ -1,23 +1,40 @@
-# The README's whole quick start: `make course` and `make test`.
+# The README's quick start: `make course` and `make test` (and `make lab` to open the course).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.lab-installed
+LAB_ARGS ?=
 
-.PHONY: course test bench clean
+.PHONY: course test lab figure bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-# Execute every notebook into build/course/ (.ipynb + .html) and print the times.
+# JupyterLab in the same .venv; the notebooks' python3 kernel is registered as this .venv's Python.
+$(LAB_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,lab]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (nanohermes_nb)"
+	touch $(LAB_STAMP)
+
+# Execute every notebook into build/course/ (.ipynb + .html + index.html) and print the times;
+# also redraws docs/ledger_vs_article.png when the data it plots has changed.
 course: $(STAMP)
 	$(PY) -m nanohermes_nb.course
 
-# The whole test suite, executed notebooks included.
+# The whole test suite, executed notebooks and the browser check included.
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
+lab: $(LAB_STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# Redraw the README's picture whatever its state.
+figure: $(STAMP)
+	$(PY) -m nanohermes_nb.course --figure
 
 # Benchmarks (figures quoted in the README); not part of the tests.
 bench: $(STAMP)

@@ -1,22 +1,28 @@
 """``nanohermes-nb``: the ledger, the history check, one compaction, and sweeps, from a shell.
 
 Any unreadable or malformed input exits 2 with one line naming the file and where
-it broke; never a traceback.
+it broke; never a traceback. Text output is made for a terminal: tables fit
+``WIDTH`` (100) columns with a one-line legend, counts are spelled with the right
+plural, and a character the terminal cannot encode is printed as an escape
+instead of failing. ``--json`` (and ``--wide``, ``--csv``) give everything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["main", "write_json_atomic"]
+__all__ = ["main", "write_json_atomic", "text_table", "plural", "WIDTH"]
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
+WIDTH = 100  # columns of the default text output
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +66,127 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
         raise
 
 
+# ---------------------------------------------------------------- text for a terminal
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 event``, ``2 events``, ``1,500 requests``."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def _cell(value: Any) -> str:
+    """A table cell: integers with thousands separators, blanks for missing values and False."""
+    if value is None or value is False:
+        return ""
+    if value is True:
+        return "yes"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        value = value.item()
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:,.4g}"
+    text = str(value)
+    return "" if text in ("<NA>", "nan", "NaT") else text
+
+
+def _numeric(cells: Sequence[str]) -> bool:
+    return all(not c or c.replace(",", "").replace(".", "").replace("-", "").replace("%", "").isdigit()
+               for c in cells)
+
+
+def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, headers: Mapping[str, str] | None = None,
+               width: int | None = WIDTH, shrink: str | None = None) -> tuple[list[str], list[str]]:
+    """Rows as fixed-width text lines, and the columns left out to fit ``width``.
+
+    Columns are taken in order while they fit; ``shrink`` names a text column that is
+    cut (with an ellipsis, down to 12 characters) before any column is left out.
+    Numbers are right-aligned, text left-aligned, one space between columns.
+    """
+    headers = dict(headers or {})
+    cells = {c: [_cell(r.get(c)) for r in rows] for c in columns}
+    widths = {c: max([len(headers.get(c, c))] + [len(x) for x in cells[c]]) for c in columns}
+    shown = list(columns)
+    if width is not None:
+        def total(cols):
+            return sum(widths[c] for c in cols) + max(len(cols) - 1, 0)
+
+        if shrink in widths and total(shown) > width:
+            widths[shrink] = max(12, len(headers.get(shrink, shrink)), widths[shrink] - (total(shown) - width))
+        while len(shown) > 1 and total(shown) > width:
+            shown.pop()
+    right = {c: _numeric(cells[c]) for c in shown}
+
+    def fit(text: str, c: str) -> str:
+        if len(text) > widths[c]:
+            text = text[: widths[c] - 1] + "\u2026"
+        return text.rjust(widths[c]) if right[c] else text.ljust(widths[c])
+
+    lines = [" ".join(fit(headers.get(c, c), c) for c in shown).rstrip()]
+    lines += [" ".join(fit(cells[c][i], c) for c in shown).rstrip() for i in range(len(rows))]
+    return lines, [c for c in columns if c not in shown]
+
+
+def _comment(text: str, width: int = WIDTH) -> list[str]:
+    """``# text`` wrapped to ``width`` columns."""
+    return ["# " + line for line in textwrap.wrap(text, width - 2, break_on_hyphens=False)] or ["#"]
+
+
+def _say(lines: Iterable[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: numpy scalars unwrapped, NaN and NA as null."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return None if str(value) in ("<NA>", "NaT") else str(value)
+
+
+def _records(frame) -> list[dict]:
+    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def _print_json(data: Any) -> None:
+    """JSON on stdout, as UTF-8 text when the stream can carry it, else with ``\\uXXXX`` escapes.
+
+    A lone surrogate (``"\\ud800"`` in a log) or a non-UTF-8 terminal then still gets
+    valid JSON that reads back to the same strings.
+    """
+    data = _plain(data)
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(data, ensure_ascii=True)
+    print(text)
+
+
+def _tolerant_streams() -> None:
+    """Never fail on a character the terminal cannot encode: print it as a backslash escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a detached or exotic stream
+                pass
+
+
 def _summarizer(name: str):
     from .summarizers import ENV_BASE_URL, ExtractiveSummarizer, OpenAICompatibleSummarizer, PlaceholderSummarizer
 
@@ -84,6 +211,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .history import PROFILES
     from .policies import POLICIES
     from .sizing import UNITS
 
@@ -96,11 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--policy", choices=sorted(POLICIES), default="nanohermes")
     p.add_argument("--by-turn", action="store_true", help="print the per-turn table instead")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--wide", action="store_true", help=f"every column, however wide (default: fit {WIDTH} columns)")
+    p.add_argument("--json", action="store_true", help="every column as a JSON list of rows")
 
     p = sub.add_parser("check", help="exit 0 if the history is legal, 1 with one line per problem")
     p.add_argument("file")
-    p.add_argument("--profile", choices=("openai", "anthropic", "gemini"), default="openai")
+    p.add_argument("--profile", choices=PROFILES, default="openai")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("compact", help="compact a transcript once, as one context")
@@ -109,7 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="compact even under the budget (/compact)")
     p.add_argument("-o", "--output", help="write the compacted message list here (JSON)")
     p.add_argument("--show", action="store_true", help="print the before/after table")
-    p.add_argument("--verify", action="store_true", help="print the article's verification checklist")
+    p.add_argument("--verify", action="store_true",
+                   help="run the article's checklist; exit 1 when a check fails")
+    p.add_argument("--profile", choices=PROFILES, default=None,
+                   help="the provider whose history rules --verify applies (default: every one)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("sweep", help="replay files or folders under many settings")
@@ -120,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
     p.add_argument("--retention", action="store_true", help="add the retention score")
-    p.add_argument("--csv", help="also write the table to this CSV file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--csv", help="write the full table (every column) to this CSV file")
+    p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -132,6 +264,45 @@ def _load(path: str):
     return load_transcript(path)
 
 
+# ---------------------------------------------------------------- ledger
+
+# The default ledger table: the SPEC columns a reader needs, in this order (--wide: all).
+LEDGER_COLUMNS = ("request", "turn", "messages", "size", "size_before", "event", "dropped", "size_after",
+                  "cumulative_input")
+BY_TURN_COLUMNS = ("turn", "requests", "messages", "largest_sent", "check_saw", "action", "compacted",
+                   "size_after")
+
+
+def _by_turn(ledger):
+    """The per-turn table, with the two sizes side by side and named for what they are.
+
+    ``largest_sent`` is the largest request sent in the turn (what "peak" counts);
+    ``check_saw`` (``size`` in ``Ledger.by_turn``) is the largest context the
+    compaction check measured, reply and tool results included, which may exceed
+    the budget just before a compaction.
+    """
+    frame = ledger.by_turn()
+    sent = ledger.requests.groupby("turn")["size"].max()
+    frame.insert(frame.columns.get_loc("size"), "largest_sent", [int(sent[t]) for t in frame["turn"]])
+    return frame.rename(columns={"size": "check_saw"})
+
+
+def _totals_lines(ledger) -> list[str]:
+    t = ledger.totals
+    unit = ledger.unit
+    first = (f"{plural(t.requests, 'request')}, peak request {t.peak_request:,} {unit} (request "
+             f"{t.peak_request_number}); {plural(t.compactions, 'event')} ({ledger.policy}), "
+             f"{plural(t.summarizer_calls, 'summarizer call')}")
+    second = (f"cumulative input {t.cumulative_input:,} {unit} vs {t.cumulative_input_no_compaction:,} without "
+              f"compaction (saving {t.saving_share:.0%})")
+    bad = {p: n for p, n in t.problems.items() if n}
+    if bad:
+        second += "; history rejected by " + ", ".join(f"{p} ({plural(n, 'problem')} at worst)" for p, n in bad.items())
+    elif t.problems:
+        second += "; history legal for " + ", ".join(t.problems)
+    return [line for text in (first, second) for line in _comment(text)]
+
+
 def _cmd_ledger(args) -> int:
     from .ledger import replay
 
@@ -140,16 +311,31 @@ def _cmd_ledger(args) -> int:
                     summarizer=_summarizer(args.summarizer), unit=args.unit, policy=args.policy,
                     summary_role=args.summary_role, cut=args.cut,
                     excerpt_tool_calls=args.excerpt_tool_calls)
-    frame = ledger.by_turn() if args.by_turn else ledger.requests
+    frame = _by_turn(ledger) if args.by_turn else ledger.requests
     if args.json:
-        print(frame.to_json(orient="records", force_ascii=False))
+        _print_json(_records(frame))
         return EXIT_OK
+    unit = ledger.unit
+    width = None if args.wide else WIDTH
+    columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
+    lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
+    more = len(frame.columns) - len(columns) + len(hidden)
+    if args.by_turn:
+        legend = f"largest_sent: largest request sent; check_saw: largest context the compaction check saw; {unit}"
+    else:
+        legend = f"size: context sent; size_before: what the compaction check saw; {unit}"
+    if more:
+        legend += f"; --wide shows {plural(more, 'more column')}"
     for note in ledger.notes:
-        print(f"# {note}")
-    print(frame.to_string(index=False))
-    print(f"# {ledger.summary()}")
-    print(f"# {ledger.caveat}")
+        _say(_comment(note))
+    _say(_comment(legend, width or WIDTH))
+    _say(lines)
+    _say(_totals_lines(ledger))
+    _say(_comment(ledger.caveat))
     return EXIT_OK
+
+
+# ---------------------------------------------------------------- check
 
 
 def _cmd_check(args) -> int:
@@ -157,43 +343,104 @@ def _cmd_check(args) -> int:
 
     problems = check_history(_load(args.file), args.profile)
     if args.json:
-        print(json.dumps([{"index": p.index, "code": p.code, "reason": p.reason} for p in problems]))
+        _print_json([{"index": p.index, "code": p.code, "reason": p.reason} for p in problems])
     else:
         for p in problems:
             print(f"{args.file}: {p}")
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
+# ---------------------------------------------------------------- compact
+
+
+def _describe(result) -> str:
+    """What the compaction did, in one line, with the right plurals."""
+    if not result.compacted:
+        return f"no compaction: {result.reason}"
+    how = "placeholder" if result.failure or not (result.note or "").startswith("[Earlier conversation summary]") \
+        else "summary"
+    text = (f"compacted: dropped {plural(result.dropped_count, 'message')} (1..{result.cut - 1}), cut at "
+            f"{result.cut} (naive {result.naive_cut}), {how} inserted; {result.size_before:,} -> "
+            f"{result.size_after:,}")
+    if result.failure:
+        text += f"; summarizer failed: {result.failure}"
+    return text
+
+
+def verify_all(result, profiles: Sequence[str]) -> list[dict]:
+    """The article's checklist with the history-legality check run for each profile."""
+    from .metrics import verify_compaction
+
+    legality, others = [], []
+    for k, profile in enumerate(profiles):
+        for c in verify_compaction(result, profile=profile):
+            row = {"check": c.check, "ok": bool(c.result), "expectation": c.expectation, "detail": c.detail}
+            if c.check == "history legality":
+                legality.append({**row, "check": f"{c.check} ({profile})", "profile": profile})
+            elif not k:  # the other checks do not depend on the profile
+                others.append(row)
+    return legality + others
+
+
 def _cmd_compact(args) -> int:
     from .compaction import compact
-    from .report import compaction_rows, text_table
+    from .history import PROFILES
+    from .ledger import prepare
+    from .report import compaction_rows, text_table as message_table
 
-    messages = _load(args.file)
-    result = compact(list(messages), budget=args.budget, keep_recent=args.keep_recent,
+    messages, notes = prepare(_load(args.file))  # the same empty system message as the ledger
+    result = compact(messages, budget=args.budget, keep_recent=args.keep_recent,
                      summarizer=_summarizer(args.summarizer), force=args.force,
                      summary_role=args.summary_role, excerpt_tool_calls=args.excerpt_tool_calls,
                      cut=args.cut)
+    checks = verify_all(result, [args.profile] if args.profile else list(PROFILES)) if args.verify else []
+    failed = [c for c in checks if not c["ok"]]
     if args.output:
         write_json_atomic(args.output, result.messages)
     if args.json:
-        print(json.dumps({
+        out = {
             "compacted": result.compacted, "cut": result.cut, "naive_cut": result.naive_cut,
             "dropped": result.dropped_count, "note": result.note, "failure": result.failure,
             "size_before": result.size_before, "size_after": result.size_after,
-            "reason": result.reason, "messages": len(result.messages),
-        }, ensure_ascii=False))
+            "reason": result.reason, "messages": len(result.messages), "notes": notes,
+        }
+        if args.verify:
+            out["checks"] = checks
+        _print_json(out)
     else:
-        print(result.describe())
+        for note in notes:
+            _say(_comment(note))
+        print(_describe(result))
         if args.show:
-            print(text_table(compaction_rows(result)))
-        if args.verify and result.compacted:
-            from .metrics import verify_compaction
-
-            for c in verify_compaction(result):
-                print(f"{'ok  ' if c.result else 'FAIL'} {c.check}: {c.expectation}" + (f" ({c.detail})" if c.detail else ""))
+            print(message_table(compaction_rows(result)))
+        if args.verify:
+            for c in checks:
+                print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['expectation']}"
+                      + (f" ({c['detail']})" if c["detail"] else ""))
+            if not result.compacted:
+                _say(_comment("nothing to verify: the history was not compacted (--force compacts under the "
+                              "budget too)"))
+            else:
+                _say(_comment(f"{len(checks) - len(failed)} of {plural(len(checks), 'check')} passed"))
         if args.output:
-            print(f"wrote {len(result.messages)} messages to {args.output}")
-    return EXIT_OK
+            print(f"wrote {plural(len(result.messages), 'message')} to {args.output}")
+    return EXIT_PROBLEMS if failed else EXIT_OK
+
+
+# ---------------------------------------------------------------- sweep
+
+SWEEP_COLUMNS = ("transcript", "policy", "budget", "keep_recent", "requests", "peak_request", "compactions",
+                 "cumulative_input", "saving_share")
+SWEEP_HEADERS = {"keep_recent": "keep", "peak_request": "peak", "compactions": "events",
+                 "cumulative_input": "cumulative", "saving_share": "saving"}
+
+
+def _sweep_rows(frame) -> list[dict]:
+    rows = _records(frame)
+    for row in rows:
+        share = row.get("saving_share")
+        row["saving_share"] = "" if share is None else f"{share:.0%}"
+    return rows
 
 
 def _cmd_sweep(args) -> int:
@@ -225,18 +472,26 @@ def _cmd_sweep(args) -> int:
         frame.to_csv(tmp, index=False)
         os.replace(tmp, args.csv)
     if args.json:
-        print(frame.to_json(orient="records", force_ascii=False))
-    else:
-        print(frame.to_string(index=False))
+        _print_json(_records(frame))
+        return EXIT_OK
+    lines, hidden = text_table(_sweep_rows(frame), SWEEP_COLUMNS, headers=SWEEP_HEADERS, shrink="transcript")
+    more = len(frame.columns) - len(SWEEP_COLUMNS) + len(hidden)
+    unit = args.unit
+    _say(_comment(f"peak: largest request sent; events: compactions; cumulative: all requests summed; {unit}"))
+    _say(lines)
+    where = f"written to {args.csv}" if args.csv else "--csv FILE or --json for them"
+    _say(_comment(f"{plural(len(frame), 'row')}; {plural(more, 'more column')} ({where})"))
     return EXIT_OK
 
 
+# Each command is one function of the parsed arguments returning the exit code.
 _COMMANDS = {"ledger": _cmd_ledger, "check": _cmd_check, "compact": _cmd_compact, "sweep": _cmd_sweep}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .transcripts import TranscriptError
 
+    _tolerant_streams()
     args = build_parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)

@@ -1,15 +1,30 @@
 """Execute the course notebooks into ``build/course/`` (executed ``.ipynb`` and ``.html``).
 
 ``python -m nanohermes_nb.course`` is what ``make course`` runs. Each notebook runs
-in a fresh kernel from its own folder, widget state is stored so the HTML keeps
-the widgets' last view, and a ``parameters`` cell can be overridden (papermill
-style: a cell tagged ``parameters`` is followed by an injected one).
+in a fresh kernel from its own folder, widget state is stored in the executed
+notebook, and a ``parameters`` cell can be overridden (papermill style: a cell
+tagged ``parameters`` is followed by an injected one).
+
+The HTML pages work offline: they load no script at all. nbconvert's lab
+template would fetch require.js, MathJax, mermaid and the widget manager from
+CDNs; the course needs none of them (no math, no diagrams, no JavaScript
+outputs), so the template used here leaves them out, and a widget output is
+shown by the static snapshot every explorer puts beside its widget view (see
+``views.widgets``). ``index.html`` is the course's home page, built from the
+notebooks themselves: each one's first heading is its topic.
+
+``make course`` also keeps ``docs/ledger_vs_article.png`` (the README's picture)
+current: it is redrawn only when the data it plots has changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import html
+import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -18,9 +33,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["NotebookRun", "execute_notebook", "run_course", "notebook_paths", "main"]
+__all__ = ["NotebookRun", "execute_notebook", "run_course", "notebook_paths", "notebook_info", "write_index",
+           "html_exporter", "ledger_figure_data", "write_ledger_figure", "figure_hash", "NotebookInfo", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+LEDGER_FIGURE = ROOT / "docs" / "ledger_vs_article.png"
+FIGURE_KEY = "nanohermes-data-sha256"  # PNG text chunk: the hash of the data the figure plots
+
+# nbconvert's lab template without the blocks that load scripts from the network
+# (require.js, the widget manager, MathJax, mermaid). The widget-state JSON stays in
+# the page as data.
+OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
 
 
 @dataclass(frozen=True)
@@ -35,10 +64,23 @@ class NotebookRun:
     images: int = 0
     error_outputs: int = 0
     parameters: dict = field(default_factory=dict)
+    widgets: int = 0  # widget outputs
+    bare_widgets: int = 0  # widget outputs with no static snapshot (blank where no widget manager runs)
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.error_outputs == 0
+        return self.error is None and self.error_outputs == 0 and self.bare_widgets == 0
+
+    @property
+    def problem(self) -> str | None:
+        """Why the run is not ok, in a few words (None when it is)."""
+        if self.error:
+            return self.error
+        if self.error_outputs:
+            return f"{self.error_outputs} error output(s)"
+        if self.bare_widgets:
+            return f"{self.bare_widgets} widget output(s) without a static snapshot"
+        return None
 
 
 def notebook_paths(folder: str | os.PathLike = ROOT / "notebooks") -> list[Path]:
@@ -66,8 +108,9 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _count(nb) -> tuple[int, int]:
-    images = errors = 0
+def _count(nb) -> tuple[int, int, int, int]:
+    """Image outputs, error outputs, widget outputs, widget outputs without a snapshot."""
+    images = errors = widgets = bare = 0
     for c in nb.cells:
         for out in c.get("outputs", []):
             if out.get("output_type") == "error":
@@ -75,7 +118,26 @@ def _count(nb) -> tuple[int, int]:
             data = out.get("data", {})
             if "image/png" in data or "image/svg+xml" in data:
                 images += 1
-    return images, errors
+            if WIDGET_VIEW in data:
+                widgets += 1
+                bare += not ({"text/html", "image/png", "image/svg+xml"} & set(data))
+    return images, errors, widgets, bare
+
+
+def html_exporter():
+    """nbconvert's HTML exporter with the offline template, showing a widget output's snapshot.
+
+    The widget view's mimetype is dropped from the display priority, so an output
+    that carries a widget view and its snapshot renders the snapshot.
+    """
+    import jinja2
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    default = HTMLExporter().default_config.NbConvertBase.display_data_priority
+    config = Config({"NbConvertBase": {"display_data_priority": [m for m in default if m != WIDGET_VIEW]}})
+    return HTMLExporter(config=config, template_name="lab", template_file="offline.html.j2",
+                        extra_loaders=[jinja2.DictLoader({"offline.html.j2": OFFLINE_TEMPLATE})])
 
 
 def execute_notebook(
@@ -111,14 +173,12 @@ def execute_notebook(
     _write_atomic(ipynb_path, nbformat.writes(nb))
     html_path = None
     if html:
-        from nbconvert import HTMLExporter
-
-        body, _ = HTMLExporter().from_notebook_node(nb)
+        body, _ = html_exporter().from_notebook_node(nb)
         html_path = out / f"{stem}.html"
         _write_atomic(html_path, body)
-    images, errors = _count(nb)
+    images, errors, widgets, bare = _count(nb)
     return NotebookRun(path.name, seconds, str(ipynb_path), str(html_path) if html_path else None, error,
-                       images, errors, dict(parameters or {}))
+                       images, errors, dict(parameters or {}), widgets, bare)
 
 
 def _execute(args: tuple) -> NotebookRun:
@@ -143,22 +203,226 @@ def run_course(
         return list(pool.map(_execute, jobs))
 
 
+# ---------------------------------------------------------------- the course home page
+
+WORDS_PER_MINUTE = 200  # prose; a line of code counts as 3 words, an output as nothing
+
+
+@dataclass(frozen=True)
+class NotebookInfo:
+    """What the home page says about a notebook, read from the notebook itself."""
+
+    name: str
+    number: str
+    topic: str
+    minutes: int
+
+
+def notebook_info(path: str | os.PathLike) -> NotebookInfo:
+    """The notebook's topic and reading time.
+
+    The topic is ``metadata["nanohermes"]["topic"]`` when set, else the text of the
+    first Markdown heading without a leading ``NN ·`` number. The reading time
+    counts the words of the Markdown cells and three words per line of code.
+    """
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    topic = str(nb.metadata.get("nanohermes", {}).get("topic", "")).strip()
+    words = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            words += len(cell.source.split())
+            if not topic:
+                heading = next((ln for ln in cell.source.splitlines() if ln.startswith("#")), "")
+                topic = re.sub(r"^#+\s*(\d+\s*[·.:-]\s*)?", "", heading).strip()
+        elif cell.cell_type == "code":
+            words += 3 * sum(1 for ln in cell.source.splitlines() if ln.strip())
+    number = re.match(r"\d*", path.stem).group(0)
+    return NotebookInfo(path.name, number, topic or path.stem.replace("_", " "),
+                        max(1, round(words / WORDS_PER_MINUTE)))
+
+
+def _inline_markdown(text: str) -> str:
+    """The little Markdown a heading may hold: `code`, **bold**, *emphasis*; everything else escaped."""
+    out = html.escape(text)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", out)
+    return re.sub(r"\*([^*]+)\*", r"<i>\1</i>", out)
+
+
+INDEX_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 52rem; margin: 2rem auto;
+       padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; }
+p.lead { color: #555; margin-top: 0; }
+ol { list-style: none; padding: 0; }
+li { display: grid; grid-template-columns: 2.5rem 1fr auto; gap: .6rem; padding: .55rem 0;
+     border-bottom: 1px solid #e5e5e5; align-items: baseline; }
+li .n { color: #888; font-variant-numeric: tabular-nums; }
+li .time { color: #666; font-size: .85rem; white-space: nowrap; }
+li .failed { color: #b00020; }
+code { background: #f3f3f3; padding: 0 .2rem; border-radius: 3px; }
+footer { color: #777; font-size: .85rem; margin-top: 1.5rem; }
+"""
+
+
+def write_index(runs: Sequence[NotebookRun], out_dir: str | os.PathLike,
+                notebooks: Sequence[str | os.PathLike] | None = None) -> Path:
+    """Write ``index.html``: one line per notebook (link, topic, reading time, run time), no script.
+
+    ``notebooks`` are the source notebooks (default: ``notebooks/``); each run's
+    HTML page is linked by name. Returns the path written.
+    """
+    out = Path(out_dir)
+    by_name = {r.name: r for r in runs}
+    sources = [Path(p) for p in notebooks] if notebooks else notebook_paths()
+    items = []
+    total_minutes = 0
+    for src in sources:
+        if src.name not in by_name:
+            continue
+        run, info = by_name[src.name], notebook_info(src)
+        total_minutes += info.minutes
+        page = Path(run.html).name if run.html else f"{src.stem}.ipynb"
+        status = "" if run.ok else f" <span class='failed'>(failed: {html.escape(run.problem or '')})</span>"
+        items.append(
+            f"<li><span class='n'>{html.escape(info.number)}</span>"
+            f"<a href='{html.escape(page)}'>{_inline_markdown(info.topic)}</a>{status}"
+            f"<span class='time'>about {info.minutes} min to read &middot; runs in {run.seconds:.1f} s</span></li>")
+    ran = sum(r.seconds for r in runs)
+    page = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>nanohermes_nb: the course</title>
+<style>{INDEX_STYLE}</style>
+</head>
+<body>
+<h1>nanohermes_nb: the course</h1>
+<p class="lead">How a small coding agent keeps its context window under control, one executed notebook at a
+time. Read them in order; each ends with a cell that asserts its claims.</p>
+<ol>
+{chr(10).join(items)}
+</ol>
+<footer>{len(items)} notebooks, about {total_minutes} minutes of reading; executed in {ran:.0f} s of kernel time
+by <code>make course</code>. These pages are static: open the notebooks in JupyterLab (<code>make lab</code>)
+to move the explorers' controls.</footer>
+</body>
+</html>
+"""
+    path = out / "index.html"
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, page)
+    return path
+
+
+# ---------------------------------------------------------------- the README's picture
+
+
+def ledger_figure_data(root: str | os.PathLike = ROOT) -> dict:
+    """What the README's picture plots: the replayed twelve-turn ledger and the article's, turn by turn."""
+    import pandas as pd
+
+    from .ledger import replay
+    from .transcripts import load_transcript
+
+    root = Path(root)
+    ledger = replay(load_transcript(root / "data" / "sessions" / "twelve_turns.json"))
+    article = pd.read_csv(root / "data" / "article_ledger.csv")
+    columns = ["turn", "messages", "size", "compacted", "size_after"]
+
+    def rows(frame) -> list[dict]:
+        return [{c: (bool(r[c]) if c == "compacted" else int(r[c])) for c in columns}
+                for r in frame[columns].to_dict(orient="records")]
+
+    return {"budget": int(ledger.budget), "unit": ledger.unit, "replay": rows(ledger.by_turn()),
+            "article": rows(article)}
+
+
+def _data_hash(data: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def figure_hash(path: str | os.PathLike) -> str | None:
+    """The data hash stored in a figure written by ``write_ledger_figure`` (None if absent)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.text.get(FIGURE_KEY)
+    except (OSError, AttributeError):
+        return None
+
+
+def write_ledger_figure(path: str | os.PathLike = LEDGER_FIGURE, root: str | os.PathLike = ROOT, *,
+                        force: bool = False) -> bool:
+    """Draw the replayed twelve-turn ledger beside the article's into ``path`` (PNG).
+
+    The PNG records the SHA-256 of the data it plots; it is redrawn only when that
+    data changed (or ``force``). Returns whether the file was written.
+    """
+    import pandas as pd
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from .ledger import replay
+    from .transcripts import load_transcript
+    from .views.plots import plot_by_turn
+
+    path, root = Path(path), Path(root)
+    data = ledger_figure_data(root)
+    digest = _data_hash(data)
+    if not force and path.exists() and figure_hash(path) == digest:
+        return False
+    ledger = replay(load_transcript(root / "data" / "sessions" / "twelve_turns.json"))
+    article = pd.DataFrame(data["article"])
+    article.attrs.update(label="the article (illustrative)", budget=data["budget"], unit=data["unit"])
+    figure = Figure(figsize=(12, 3.8), layout="constrained")
+    FigureCanvasAgg(figure)
+    left, right = figure.subplots(1, 2, sharey=True)
+    plot_by_turn(ledger, ax=left, title="replayed here: data/sessions/twelve_turns.json")
+    plot_by_turn(article, ax=right, title="the article's twelve-turn ledger (illustrative)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        figure.savefig(tmp, format="png", dpi=100, metadata={"Software": None, FIGURE_KEY: digest})
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course", description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="notebooks to run (default: all of notebooks/)")
     parser.add_argument("-o", "--out", default=str(ROOT / "build" / "course"))
     parser.add_argument("-j", "--workers", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--figure", action="store_true",
+                        help=f"only redraw {LEDGER_FIGURE.relative_to(ROOT)} (the README's picture) and exit")
     args = parser.parse_args(argv)
+    if args.figure:
+        write_ledger_figure(force=True)
+        print(f"wrote {LEDGER_FIGURE}")
+        return 0
     start = time.perf_counter()
     runs = run_course(args.notebooks or None, args.out, workers=args.workers, timeout=args.timeout)
     total = time.perf_counter() - start
     width = max((len(r.name) for r in runs), default=10)
     for r in runs:
-        status = "ok" if r.ok else f"FAILED: {r.error or f'{r.error_outputs} error outputs'}"
+        status = "ok" if r.ok else f"FAILED: {r.problem}"
         print(f"{r.name:<{width}}  {r.seconds:6.1f} s  {r.images:2d} figures  {status}")
+    index = write_index(runs, args.out, [Path(p) for p in args.notebooks] if args.notebooks else None)
     print(f"{len(runs)} notebooks in {total:.1f} s (wall, {args.workers} kernels at a time)")
-    print(f"executed notebooks and HTML: {Path(args.out).resolve()}")
+    print(f"executed notebooks and HTML: {Path(args.out).resolve()}; open {index.resolve()}")
+    if not args.notebooks:
+        figure = "redrawn" if write_ledger_figure() else "up to date"
+        print(f"{LEDGER_FIGURE.relative_to(ROOT)}: {figure}")
     return 0 if all(r.ok for r in runs) else 1
 
 

@@ -1,7 +1,25 @@
-"""Shared test set-up: Agg backend in this process only, and the shared transcripts."""
+"""Shared test set-up: Agg backend in this process only, and the corpora of real transcripts.
 
+Two corpora of real agent transcripts feed the tests that need real logs:
+
+- ``vendored``: ``data/transcripts/`` in the repository (a small sample with every
+  real-log quirk, see its NOTICE.md). Always there, so a fresh clone runs every test.
+- ``extended``: ``$NANOHERMES_TRANSCRIPTS``, else ``shared/transcripts`` beside the
+  checkout. CI has it; a user's clone usually does not. When it is absent, one line
+  of the test summary says so.
+
+A test that takes a ``corpus`` argument runs once per corpus found; ``corpus_files()``
+parametrizes over every file of every corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 import matplotlib
 
@@ -10,34 +28,100 @@ matplotlib.use("Agg")  # never open a window; only the pytest process, not noteb
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+ENV = "NANOHERMES_TRANSCRIPTS"
+VENDORED = ROOT / "data" / "transcripts"
 
 
-def _find_transcripts() -> Path:
-    """``$NANOHERMES_TRANSCRIPTS``, else ``shared/transcripts`` beside the checkout (or above it)."""
-    if os.environ.get("NANOHERMES_TRANSCRIPTS"):
-        return Path(os.environ["NANOHERMES_TRANSCRIPTS"])
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "transcripts"
-        if candidate.is_dir():
-            return candidate
-    return ROOT.parent / "shared" / "transcripts"
+@dataclass(frozen=True)
+class Corpus:
+    """A folder of converted transcripts (``*.json``), its ``manifest.json`` and ``raw/`` originals."""
+
+    name: str
+    path: Path
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def files(self) -> list[Path]:
+        return sorted(p for p in self.path.glob("*.json") if p.name != "manifest.json")
+
+    @property
+    def raw(self) -> Path:
+        return self.path / "raw"
+
+    @property
+    def manifest(self) -> list[dict]:
+        return json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+
+    def largest(self) -> Path:
+        return max(self.files, key=lambda p: p.stat().st_size)
 
 
-TRANSCRIPTS = _find_transcripts()
+def find_corpora(root: Path, environ: Mapping[str, str]) -> tuple[list[Corpus], str | None]:
+    """The corpora for a checkout at ``root``, and why the extended one is missing (None if found).
+
+    ``environ[NANOHERMES_TRANSCRIPTS]`` names the extended corpus explicitly: a
+    missing folder then is an error (ValueError), not a skip. Without it the
+    extended corpus is ``shared/transcripts`` beside the checkout, when it exists.
+    """
+    corpora = [Corpus("vendored", root / "data" / "transcripts")]
+    if environ.get(ENV):
+        extended = Path(environ[ENV])
+        if not extended.is_dir():
+            raise ValueError(f"{ENV}={extended} is not a folder")
+    else:
+        extended = root.parent / "shared" / "transcripts"
+        if not extended.is_dir():
+            return corpora, f"no {extended} (set {ENV} to run the corpus tests over another folder too)"
+    corpora.append(Corpus("extended", extended))
+    return corpora, None
 
 
-def shared_transcript_files():
-    return sorted(p for p in TRANSCRIPTS.glob("*.json") if p.name != "manifest.json")
+try:
+    CORPORA, EXTENDED_SKIPPED = find_corpora(ROOT, os.environ)
+    _LOOKUP_ERROR = None
+except ValueError as exc:
+    CORPORA, EXTENDED_SKIPPED, _LOOKUP_ERROR = [Corpus("vendored", VENDORED)], None, str(exc)
+
+BY_NAME = {c.name: c for c in CORPORA}
+
+
+def corpus_files() -> list:
+    """``pytest.param(path)`` for every transcript of every corpus, with ids like ``vendored/x.json``."""
+    return [pytest.param(p, id=f"{c.name}/{p.name}") for c in CORPORA for p in c.files]
+
+
+def canonical_sha256(messages: Any) -> str:
+    """SHA-256 of a message list as ``json.dumps(list, ensure_ascii=False)``: content and key order."""
+    return hashlib.sha256(json.dumps(list(messages), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 @pytest.fixture(scope="session")
-def transcripts_dir() -> Path:
-    if not TRANSCRIPTS.is_dir():
-        pytest.fail(f"shared transcripts not found at {TRANSCRIPTS} (set NANOHERMES_TRANSCRIPTS)")
-    return TRANSCRIPTS
+def built_course(tmp_path_factory):
+    """The whole course executed once per test session, as ``make course`` builds it (HTML and index)."""
+    from nanohermes_nb.course import notebook_paths, run_course, write_index
+
+    out = tmp_path_factory.mktemp("course")
+    notebooks = notebook_paths(ROOT / "notebooks")
+    runs = run_course(notebooks, out, workers=2, timeout=300, html=True)
+    write_index(runs, out, notebooks)
+    return out, {r.name: r for r in runs}
 
 
-def pytest_collection_modifyitems(config, items):
-    """An empty shared folder must fail loudly, not turn its tests into silent skips."""
-    if not shared_transcript_files():
-        raise pytest.UsageError(f"no shared transcripts at {TRANSCRIPTS} (set NANOHERMES_TRANSCRIPTS)")
+def pytest_configure(config):
+    if _LOOKUP_ERROR:
+        raise pytest.UsageError(_LOOKUP_ERROR)
+    for corpus in CORPORA:  # an empty folder must fail loudly, not turn its tests into nothing
+        if not corpus.files:
+            raise pytest.UsageError(f"no transcripts in the {corpus.name} corpus at {corpus.path}")
+
+
+def pytest_generate_tests(metafunc):
+    if "corpus" in metafunc.fixturenames:
+        metafunc.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])
+
+
+def pytest_terminal_summary(terminalreporter):
+    if EXTENDED_SKIPPED:
+        terminalreporter.write_line(f"extended transcript corpus skipped: {EXTENDED_SKIPPED}")

@@ -1,4 +1,4 @@
-"""Conformance on every real transcript in ../shared/transcripts."""
+"""Conformance on every real transcript of every corpus (data/transcripts/, and the extended one when present)."""
 
 import pandas as pd
 import pytest
@@ -7,13 +7,13 @@ from nanohermes_nb import check_history, compact, context_size, replay
 from nanohermes_nb.ledger import reference_replay
 from nanohermes_nb.transcripts import load_transcript
 
-from conftest import shared_transcript_files
+from conftest import corpus_files
 
-FILES = shared_transcript_files()
+FILES = corpus_files()
 S = lambda excerpt: "S"  # noqa: E731  (a fixed summary keeps the comparison about sizes)
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", FILES)
 def test_replay_matches_reference_and_keeps_legality(path):
     msgs = load_transcript(path)
     assistants = sum(1 for m in msgs if m.get("role") == "assistant")
@@ -29,7 +29,7 @@ def test_replay_matches_reference_and_keeps_legality(path):
             assert (L.requests["problems_openai"] == 0).all(), path.name
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", FILES)
 def test_forced_compaction_on_real_logs(path):
     msgs = list(load_transcript(path))
     r = compact(msgs, force=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nanohermes_nb.course import execute_notebook, notebook_paths, run_course
+from nanohermes_nb.course import execute_notebook, notebook_paths
 
-from conftest import ROOT, TRANSCRIPTS
+from conftest import ROOT
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
@@ -46,9 +46,8 @@ def test_labs_have_a_parameters_cell(path):
 
 
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("course")
-    return {r.name: r for r in run_course(NOTEBOOKS, out, workers=2, timeout=300, html=True)}
+def executed(built_course):
+    return built_course[1]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
@@ -64,12 +63,13 @@ def test_notebook_executes(executed, path):
         state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
         assert state.get("state"), f"{path.name}: widget state not stored"
         assert "widget-state" in Path(run.html).read_text(encoding="utf-8")
+        assert run.widgets >= 1 and run.bare_widgets == 0, f"{path.name}: a widget output has no static snapshot"
 
 
 @pytest.mark.parametrize("prefix", sorted(LABS))
-def test_labs_run_over_the_shared_transcripts(tmp_path, prefix):
+def test_labs_run_over_the_real_transcripts(tmp_path, prefix, corpus):
     path = next(p for p in NOTEBOOKS if p.name.startswith(prefix))
-    run = execute_notebook(path, tmp_path, {LABS[prefix]: str(TRANSCRIPTS)}, timeout=300, suffix="-shared",
+    run = execute_notebook(path, tmp_path, {LABS[prefix]: str(corpus.path)}, timeout=300, suffix=f"-{corpus}",
                            html=False)
     assert run.ok, run.error
     nb = json.loads(Path(run.ipynb).read_text(encoding="utf-8"))

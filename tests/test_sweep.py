@@ -6,7 +6,6 @@ from nanohermes_nb import replay, sweep
 from nanohermes_nb import sizing
 
 from builders import session
-from conftest import shared_transcript_files
 
 
 def test_sweep_rows_equal_replay_totals():
@@ -41,9 +40,9 @@ def test_sweep_other_policies_keep_recent_is_empty():
     assert list(frame["keep_recent"]) == [3, 10]
 
 
-def test_sweep_over_shared_transcripts_folder(transcripts_dir):
-    frame = sweep([transcripts_dir], budgets=[60_000, 120_000], keep_recent=[10])
-    assert len(frame) == 2 * len(shared_transcript_files())
-    big = frame[frame["transcript"] == "msa_deepseek_chat_test_1-100_django__django-13964.json"]
-    assert (big["compactions"] >= 1).all()
+def test_sweep_over_a_transcript_folder(corpus):
+    frame = sweep([corpus.path], budgets=[30_000, 60_000], keep_recent=[10])
+    assert len(frame) == 2 * len(corpus.files)
+    big = frame[frame["transcript"] == corpus.largest().name]
+    assert len(big) == 2 and (big["compactions"] >= 1).all()
     assert (frame["cumulative_input"] <= frame["cumulative_input_no_compaction"]).all()

@@ -1,13 +1,15 @@
 """Tests for ``nanohermes_nb.transcripts``: real transcripts, raw formats, synthetic round
 trips, the malformed corpus, and the memory bound on a 50 MB file.
 
-The real transcripts live outside the repository (never copied in): by default in
-``shared/transcripts`` beside the checkout (see conftest), or wherever ``NANOHERMES_TRANSCRIPTS`` points.
+The real transcripts come in two corpora (see conftest): the small vendored sample in
+``data/transcripts/`` always, and the extended one (``shared/transcripts`` beside the
+checkout, or ``NANOHERMES_TRANSCRIPTS``) when it exists.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import time
 import tracemalloc
@@ -27,7 +29,7 @@ from nanohermes_nb.transcripts import (
     load_transcripts,
 )
 
-from conftest import TRANSCRIPTS, shared_transcript_files as _shared_files
+from conftest import BY_NAME, ROOT, VENDORED, canonical_sha256, corpus_files
 
 MALFORMED = Path(__file__).resolve().parent / "malformed"
 
@@ -50,18 +52,88 @@ def _call(call_id: str, name: str, arguments: str) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-# ---------------------------------------------------------------- the shared real transcripts
+# ---------------------------------------------------------------- the real transcripts (both corpora)
+
+QUIRKS = {"reasoning_content", "mid_conversation_system", "parallel_tool_calls", "reused_tool_call_ids",
+          "final_unanswered_call"}
+MiB = 1 << 20
 
 
-def test_shared_transcripts_folder_matches_its_manifest() -> None:
-    assert TRANSCRIPTS.is_dir(), f"real transcripts not found at {TRANSCRIPTS} (set NANOHERMES_TRANSCRIPTS)"
-    manifest = _read_json(TRANSCRIPTS / "manifest.json")
-    assert sorted(entry["file"] for entry in manifest) == [p.name for p in _shared_files()]
-    assert len(_shared_files()) >= 18
+def quirks_of(messages: list) -> set[str]:
+    """The real-log quirks a converted transcript shows (see data/transcripts/manifest.json)."""
+    found = set()
+    if any(m.get("reasoning_content") for m in messages):
+        found.add("reasoning_content")
+    if any(m.get("role") == "system" for m in messages[1:]):
+        found.add("mid_conversation_system")
+    if any(len(m.get("tool_calls") or []) > 1 for m in messages):
+        found.add("parallel_tool_calls")
+    ids = [c["id"] for m in messages for c in (m.get("tool_calls") or [])]
+    if len(ids) != len(set(ids)):
+        found.add("reused_tool_call_ids")
+    if messages and messages[-1].get("role") == "assistant" and messages[-1].get("tool_calls"):
+        found.add("final_unanswered_call")
+    return found
 
 
-@pytest.mark.parametrize("path", _shared_files(), ids=lambda p: p.name)
-def test_shared_transcript_loads_as_given(path: Path) -> None:
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _vendored_entries() -> dict[str, dict]:
+    return {e["file"]: e for e in BY_NAME["vendored"].manifest}
+
+
+def test_corpus_matches_its_manifest(corpus) -> None:
+    manifest = corpus.manifest
+    assert sorted(e["file"] for e in manifest if "/" not in e["file"]) == [p.name for p in corpus.files]
+    for entry in manifest:
+        if "sha256" in entry:  # the vendored manifest pins every file's bytes
+            path = corpus.path / entry["file"]
+            assert path.stat().st_size == entry["bytes"] and _sha256(path) == entry["sha256"], entry["file"]
+    if corpus.name == "extended":
+        assert len(corpus.files) >= 18
+        # every vendored file is an unchanged copy of the extended corpus's, and the stored
+        # hash of each raw file's expected conversion is the hash of the real counterpart
+        for name, entry in _vendored_entries().items():
+            assert _sha256(corpus.path / name) == entry["sha256"], name
+            if name.startswith("raw/"):
+                counterpart = _read_json(corpus.path / entry["counterpart"])
+                assert canonical_sha256(counterpart[entry["conversion_skips_first"]:]) == entry["conversion_sha256"]
+                assert sorted(quirks_of(counterpart)) == sorted(entry["counterpart_quirks"])
+
+
+def test_vendored_sample_is_small_licensed_and_carries_every_quirk() -> None:
+    vendored = BY_NAME["vendored"]
+    on_disk = sorted(str(p.relative_to(vendored.path)) for p in vendored.path.rglob("*") if p.is_file())
+    entries = _vendored_entries()
+    assert on_disk == sorted([*entries, "manifest.json", "NOTICE.md"])
+    assert sum((vendored.path / name).stat().st_size for name in on_disk) <= MiB
+    assert 4 <= len(vendored.files) <= 8
+    assert sorted(p.name for p in vendored.raw.iterdir()) == sorted(RAW_PAIRS)
+    carried = set()
+    for path in vendored.files:
+        found = quirks_of(_read_json(path))
+        assert sorted(found) == sorted(entries[path.name]["quirks"]), path.name
+        carried |= found
+    assert carried == QUIRKS
+    notice = (vendored.path / "NOTICE.md").read_text(encoding="utf-8")
+    for name, entry in entries.items():
+        row = next(line for line in notice.splitlines() if line.startswith(f"| `{name}` |"))
+        assert entry["licence"] in row and "Copyright" in row and entry["path"] in row, name
+        assert entry["source_repo"].split(" ")[0] in row, name
+
+
+def test_every_corpus_file_is_named_in_the_notice_or_outside_the_repository(corpus) -> None:
+    if corpus.path.resolve() == VENDORED.resolve():
+        notice = (corpus.path / "NOTICE.md").read_text(encoding="utf-8")
+        assert all(f"`{p.name}`" in notice for p in corpus.files)
+    else:
+        assert ROOT.resolve() not in corpus.path.resolve().parents
+
+
+@pytest.mark.parametrize("path", corpus_files())
+def test_real_transcript_loads_as_given(path: Path) -> None:
     loaded = load_transcript(path)
     expected = _read_json(path)
     assert isinstance(loaded, Transcript) and isinstance(loaded, list)
@@ -71,10 +143,10 @@ def test_shared_transcript_loads_as_given(path: Path) -> None:
     assert _dumps(loaded) == _dumps(expected)  # same key order: measured as given
 
 
-def test_load_transcripts_folder_is_sorted_and_skips_manifest_and_subfolders() -> None:
-    loaded = load_transcripts(TRANSCRIPTS)
+def test_load_transcripts_folder_is_sorted_and_skips_manifest_and_subfolders(corpus) -> None:
+    loaded = load_transcripts(corpus.path)
     names = [Path(t.path).name for t in loaded]
-    assert names == [p.name for p in _shared_files()]
+    assert names == [p.name for p in corpus.files]
     assert "manifest.json" not in names
     assert {t.format for t in loaded} == {"openai"}
 
@@ -88,32 +160,36 @@ RAW_PAIRS = {
 }
 
 
-@pytest.mark.parametrize("raw_name", ["mini-swe-agent_django__django-11099.traj.json",
-                                      "swe-agent_marshmallow-1867.traj",
-                                      "deerflow-langchain_b83fbb2a.json"])
-def test_raw_file_converts_to_its_counterpart_exactly(raw_name: str) -> None:
+@pytest.mark.parametrize("raw_name", sorted(RAW_PAIRS))
+def test_raw_file_converts_to_its_counterpart_exactly(corpus, raw_name: str) -> None:
+    """Each original converts exactly (content and key order) to its converted counterpart.
+
+    When the counterpart is not vendored, the vendored manifest holds the SHA-256 of its
+    canonical JSON; the extended corpus run checks that hash against the real file.
+    The OpenHands counterpart starts with the task's user message, taken from another
+    file (the event file has no MessageEvent): the conversion is everything after it.
+    """
     converted_name, fmt = RAW_PAIRS[raw_name]
-    loaded = load_transcript(TRANSCRIPTS / "raw" / raw_name)
-    expected = _read_json(TRANSCRIPTS / converted_name)
+    entry = _vendored_entries()[f"raw/{raw_name}"]
+    assert entry["counterpart"] == converted_name and entry["format"] == fmt
+    loaded = load_transcript(corpus.raw / raw_name)
     assert loaded.format == fmt
-    assert loaded == expected
-    assert _dumps(loaded) == _dumps(expected)  # key order too
+    skip = entry["conversion_skips_first"]
+    if skip:
+        assert all(m["role"] != "user" for m in loaded)
+    assert canonical_sha256(loaded) == entry["conversion_sha256"]
+    counterpart = corpus.path / converted_name
+    assert counterpart.exists() == (corpus.name == "extended" or entry["counterpart_vendored"])
+    if counterpart.exists():
+        expected = _read_json(counterpart)
+        if skip:
+            assert expected[0]["role"] == "user" and isinstance(expected[0]["content"], str)
+        assert loaded == expected[skip:]
+        assert _dumps(loaded) == _dumps(expected[skip:])  # key order too
 
 
-def test_raw_openhands_events_equal_counterpart_without_its_first_user_message() -> None:
-    """The counterpart starts with the task's user message, taken from another file
-    (the event file has no MessageEvent); everything after it is the conversion."""
-    loaded = load_transcript(TRANSCRIPTS / "raw" / "openhands-v1-events_safety-relocation.json")
-    expected = _read_json(TRANSCRIPTS / "openhands_v1_oas_safety-relocation_gpt-4o.json")
-    assert loaded.format == "openhands-v1"
-    assert expected[0]["role"] == "user" and isinstance(expected[0]["content"], str)
-    assert all(m["role"] != "user" for m in loaded)
-    assert loaded == expected[1:]
-    assert _dumps(loaded) == _dumps(expected[1:])
-
-
-def test_raw_folder_loads_every_format() -> None:
-    loaded = load_transcripts(TRANSCRIPTS / "raw")
+def test_raw_folder_loads_every_format(corpus) -> None:
+    loaded = load_transcripts(corpus.raw)
     assert sorted(t.format for t in loaded) == sorted(fmt for _, fmt in RAW_PAIRS.values())
 
 

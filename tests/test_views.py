@@ -261,8 +261,8 @@ def test_composition_of_a_message_list():
     assert len(ax.containers) == 4 and "all 11 messages" in [t.get_text() for t in ax.get_xticklabels()]
 
 
-def test_composition_on_a_real_transcript(transcripts_dir):
-    path = transcripts_dir / "msa_deepseek_chat_dev_sqlfluff__sqlfluff-1733.json"
+def test_composition_on_a_real_transcript(corpus):
+    path = corpus.largest()
     L = replay(load_transcript(path), budget=30_000, retention=False)
     assert composition_frame(L)["total"].tolist() == L.requests["size"].tolist()
 
@@ -406,6 +406,44 @@ def test_explore_clamp_and_widget():
     assert "27 bytes omitted" in w.kept.value
     w.controls["max_bytes"].value = 40
     assert "nothing cut" in w.summary.value and w.view.note == ""
+
+
+def _png_size(b64: str) -> tuple[int, int]:
+    import base64
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(b64))).size
+
+
+def test_every_explorer_output_carries_a_snapshot_of_its_current_view():
+    """Beside the live widget view, the same bundle holds the view as HTML (and PNG when there is a plot)."""
+    w = budget_explorer(session(12, body="x" * 1000), budget=30_000)
+    w.controls["budget"].value = 8_000
+    bundle = w._repr_mimebundle_()
+    assert {"application/vnd.jupyter.widget-view+json", "text/html", "image/png", "text/plain"} <= set(bundle)
+    page = bundle["text/html"]
+    assert widgets.SNAPSHOT_CLASS in page and "<b>budget</b> 8,000" in page and w.totals.value in page
+    assert page.count("data:image/png;base64,") == 1 and bundle["image/png"] in page
+    width, height = _png_size(bundle["image/png"])
+    fig_w, fig_h = w.figure.get_size_inches()
+    assert (width, height) == (round(fig_w * widgets.SNAPSHOT_DPI), round(fig_h * widgets.SNAPSHOT_DPI))
+    w.controls["budget"].value = 9_000
+    again = w._repr_mimebundle_()
+    assert "<b>budget</b> 9,000" in again["text/html"] and again["image/png"] != bundle["image/png"]
+    assert plt.get_fignums() == []
+
+    c = cut_explorer(known(), keep_recent=5)
+    c.controls["cut"].value = 6
+    cut = c._repr_mimebundle_()
+    assert "image/png" not in cut and "application/vnd.jupyter.widget-view+json" in cut
+    assert c.verdict.value in cut["text/html"] and c.table.value in cut["text/html"] and "<b>cut</b> 6" in cut["text/html"]
+
+    k = clamp_explorer("ab" + "\u4e2d" * 10, max_bytes=6)
+    clamp = k._repr_mimebundle_()
+    assert k.summary.value in clamp["text/html"] and k.kept.value in clamp["text/html"]
+    assert "<b>max bytes</b> 6" in clamp["text/html"]
 
 
 # ------------------------------------------------------------------ plumbing

@@ -11,7 +11,11 @@
 
 The plain functions return frozen dataclasses and are what the tests drive. The
 widgets subclass ``ipywidgets.VBox``, expose their inputs as ``.controls`` (set
-``.value`` to drive them) and the last result as ``.view``. The figure is a
+``.value`` to drive them) and the last result as ``.view``. Displayed, each one
+also puts a static snapshot of its current view in the same output bundle
+(``text/html``: the settings, the readouts and the plot; ``image/png``: the
+plot), so a page without a widget manager (the built HTML course, GitHub,
+nbviewer without state) still shows what the explorer showed. The figure is a
 ``matplotlib.figure.Figure`` rendered (SVG by default, PNG on request) into an
 ``ipywidgets.Image``: no pyplot state, no window, one Axes wiped and redrawn
 per update. Meters are kept
@@ -20,6 +24,7 @@ across updates, so each message is measured once per unit.
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import traceback
@@ -176,10 +181,51 @@ def _summary_role_dropdown(value: str) -> widgets.Dropdown:
                             style={"description_width": "initial"}, layout=widgets.Layout(width="210px"))
 
 
+SNAPSHOT_CLASS = "nanohermes-snapshot"
+SNAPSHOT_DPI = 100
+
+
+def _value_text(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
 class _Explorer(widgets.VBox):
-    """Shared plumbing: controls, an error line, observers that call ``update``."""
+    """Shared plumbing: controls, an error line, observers that call ``update``, the static snapshot."""
 
     controls: dict
+
+    def snapshot(self) -> dict[str, Any]:
+        """The current view as static outputs: ``text/html`` always, ``image/png`` when there is a plot.
+
+        The HTML holds the control settings, every non-empty readout and the plot
+        (a PNG inlined as a data URI): what the widget shows, without the widget.
+        """
+        figure = getattr(self, "figure", None)
+        png = render(figure, "png", SNAPSHOT_DPI) if isinstance(figure, Figure) else None
+        settings = "".join(
+            f"<td style='padding:2px 10px 2px 0'><b>{html.escape(c.description or name)}</b> "
+            f"{html.escape(_value_text(c.value))}</td>" for name, c in self.controls.items())
+        parts = [f"<table style='font-size:12px;border-collapse:collapse'><tr>{settings}</tr></table>"]
+        for child in self.children:
+            if isinstance(child, widgets.Image) and png is not None:
+                parts.append(f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}' "
+                             f"alt='{html.escape(type(self).__name__)} plot' style='max-width:100%'>")
+            elif isinstance(child, widgets.HTML) and child.value:
+                parts.append(child.value)
+        note = ("<div style='font-size:11px;color:#666'>Static snapshot of the explorer as displayed; run the "
+                "notebook in Jupyter to move its controls.</div>")
+        page = f"<div class='{SNAPSHOT_CLASS}'>{''.join(parts)}{note}</div>"
+        out: dict[str, Any] = {"text/html": page}
+        if png is not None:
+            out["image/png"] = base64.b64encode(png).decode()
+        return out
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        """The widget view (live in Jupyter) and, beside it, the snapshot of the current view."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
+        data.update(self.snapshot())
+        return data
 
     def _watch(self) -> None:
         for control in self.controls.values():
@@ -230,7 +276,7 @@ class BudgetExplorer(_Explorer):
         self.figure = Figure(figsize=figsize)
         FigureCanvasAgg(self.figure)
         self.ax = self.figure.add_subplot()
-        self.figure.subplots_adjust(left=0.1, right=0.985, top=0.9, bottom=0.19)
+        self.figure.subplots_adjust(left=0.125, right=0.985, top=0.9, bottom=0.19)
         self.image = widgets.Image(format="svg+xml" if image_format == "svg" else image_format)
         self.totals = widgets.HTML()
         self.error = widgets.HTML()
