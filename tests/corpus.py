@@ -1,18 +1,17 @@
-"""The transcripts tests run over: the vendored sample always, the shared corpus when present."""
+"""Plain paths of the corpora (for tests that loop over transcripts themselves, e.g. the peer differentials)."""
 
 from pathlib import Path
 
-from conftest import ROOT, TRANSCRIPTS
-
-VENDORED = ROOT / "data" / "transcripts"
-
-
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.name != "manifest.json") if folder.is_dir() else []
+from conftest import CORPORA
 
 
 def corpus_files() -> list[Path]:
-    """Vendored files first, then the shared ones not already vendored (by name)."""
-    vendored = _files(VENDORED)
-    names = {p.name for p in vendored}
-    return vendored + [p for p in _files(TRANSCRIPTS) if p.name not in names]
+    """Vendored files first, then the extended corpus's files not already vendored (by name)."""
+    seen: set[str] = set()
+    out: list[Path] = []
+    for corpus in CORPORA:
+        for p in corpus.files:
+            if p.name not in seen:
+                seen.add(p.name)
+                out.append(p)
+    return out
