@@ -40,6 +40,13 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _positive(text: str) -> int:
+    value = _nonneg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _nonneg(text: str) -> int:
     values = _int_list(text)
     if len(values) != 1:
@@ -202,12 +209,33 @@ def _summarizer(name: str):
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=_nonneg, default=120_000, help="session budget (default 120000)")
-    p.add_argument("--keep-recent", type=_nonneg, default=10, help="messages kept after compaction (default 10)")
+    p.add_argument("--keep-recent", type=_nonneg, help="messages kept after compaction (NanoHermes; default 10)")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive",
                    help="extractive (offline, default), llm (NANOHERMES_LLM_* env), placeholder")
-    p.add_argument("--summary-role", choices=("system", "user"), default="system")
-    p.add_argument("--cut", choices=("forward", "backward"), default="forward")
-    p.add_argument("--excerpt-tool-calls", action="store_true", help="put name(arguments) in the excerpt")
+    p.add_argument("--summary-role", choices=("system", "user"), help="role of the summary message (default system)")
+    p.add_argument("--cut", choices=("forward", "backward"), help="move the cut forward (default) or backward")
+    p.add_argument("--excerpt-tool-calls", action="store_true", default=None,
+                   help="put name(arguments) in the excerpt")
+
+
+class _Usage(Exception):
+    """Options that do not go together (one line, exit 2)."""
+
+
+def _policy(name: str, options: dict):
+    """The configured policy, or a one-line error naming the option it does not have."""
+    from .policies import resolve_policy
+
+    try:
+        return resolve_policy(name, **options)
+    except (TypeError, ValueError) as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _options(args) -> dict:
+    """The policy options given on the command line (None: not given, the policy's own default)."""
+    return {"keep_recent": args.keep_recent, "summary_role": args.summary_role, "cut": args.cut,
+            "excerpt_tool_calls": args.excerpt_tool_calls}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,8 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="replay files or folders under many settings")
     p.add_argument("paths", nargs="+")
     p.add_argument("--budgets", type=_int_list, default=[120_000])
-    p.add_argument("--keep-recent", type=_int_list, default=[10])
+    p.add_argument("--keep-recent", type=_int_list, help="values for the policies that keep recent messages")
     p.add_argument("--policies", default="nanohermes", help="comma-separated policy names")
+    p.add_argument("--jobs", type=_positive, default=1, help="worker processes (one transcript each at a time)")
+    p.add_argument("--out", help="stream every row to this .csv or .parquet file (for very large sweeps)")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that cannot be loaded")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
     p.add_argument("--retention", action="store_true", help="add the retention score")
@@ -307,10 +338,9 @@ def _cmd_ledger(args) -> int:
     from .ledger import replay
 
     messages = _load(args.file)
-    ledger = replay(messages, budget=args.budget, keep_recent=args.keep_recent,
-                    summarizer=_summarizer(args.summarizer), unit=args.unit, policy=args.policy,
-                    summary_role=args.summary_role, cut=args.cut,
-                    excerpt_tool_calls=args.excerpt_tool_calls)
+    policy = _policy(args.policy, _options(args))
+    ledger = replay(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), unit=args.unit,
+                    policy=policy)
     frame = _by_turn(ledger) if args.by_turn else ledger.requests
     if args.json:
         _print_json(_records(frame))
@@ -389,10 +419,9 @@ def _cmd_compact(args) -> int:
     from .report import compaction_rows, text_table as message_table
 
     messages, notes = prepare(_load(args.file))  # the same empty system message as the ledger
-    result = compact(messages, budget=args.budget, keep_recent=args.keep_recent,
-                     summarizer=_summarizer(args.summarizer), force=args.force,
-                     summary_role=args.summary_role, excerpt_tool_calls=args.excerpt_tool_calls,
-                     cut=args.cut)
+    given = {k: v for k, v in _options(args).items() if v is not None}  # compact's own defaults otherwise
+    result = compact(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), force=args.force,
+                     **given)
     checks = verify_all(result, [args.profile] if args.profile else list(PROFILES)) if args.verify else []
     failed = [c for c in checks if not c["ok"]]
     if args.output:
@@ -444,36 +473,44 @@ def _sweep_rows(frame) -> list[dict]:
 
 
 def _cmd_sweep(args) -> int:
+    from .policies import POLICIES, accepts_option
     from .sweep import sweep
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    from .policies import POLICIES
-
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
         print(f"nanohermes-nb: error: unknown policy {unknown[0]!r}; known: {', '.join(sorted(POLICIES))}",
               file=sys.stderr)
         return EXIT_BAD_INPUT
-    from .transcripts import load_transcript, load_transcripts
+    if args.keep_recent and not any(accepts_option(p, "keep_recent") for p in policies):
+        raise _Usage(f"option 'keep_recent' does not apply to any chosen policy ({', '.join(policies)})")
+    progress = not args.no_progress  # the bar goes to stderr, the table to stdout
+    options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
+                   summarizer=_summarizer(args.summarizer), unit=args.unit, retention=args.retention,
+                   progress=progress, strict=args.strict, out=args.out)
+    if args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
 
-    named = []
-    for raw in args.paths:
-        p = Path(raw)
-        loaded = load_transcripts(p) if p.is_dir() else [load_transcript(p)]
-        named.extend((Path(t.path).name, t) for t in loaded)
-    progress = None if not args.no_progress else False
-    if progress is None and len(named) > 1:
-        progress = True
-    frame = sweep(named, budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
-                  summarizer=_summarizer(args.summarizer), unit=args.unit, retention=args.retention,
-                  progress=progress)
+        with ProcessPoolExecutor(args.jobs) as pool:
+            result = sweep(args.paths, executor=pool, **options)
+    else:
+        result = sweep(args.paths, **options)
+    skipped = result.skipped if args.out else result.attrs["skipped"]
+    for s in skipped:
+        print(f"nanohermes-nb: skipped {s.transcript}: {s.reason}", file=sys.stderr)
+    code = EXIT_PROBLEMS if skipped else EXIT_OK
+    if args.out:
+        _say(_comment(f"{plural(result.rows, 'row')} from {plural(result.transcripts, 'transcript')} written to "
+                      f"{args.out}" + (f"; {plural(len(skipped), 'file')} skipped" if skipped else "")))
+        return code
+    frame = result
     if args.csv:
         tmp = Path(args.csv).with_name(f".{Path(args.csv).name}.tmp")
         frame.to_csv(tmp, index=False)
         os.replace(tmp, args.csv)
     if args.json:
         _print_json(_records(frame))
-        return EXIT_OK
+        return code
     lines, hidden = text_table(_sweep_rows(frame), SWEEP_COLUMNS, headers=SWEEP_HEADERS, shrink="transcript")
     more = len(frame.columns) - len(SWEEP_COLUMNS) + len(hidden)
     unit = args.unit
@@ -481,7 +518,7 @@ def _cmd_sweep(args) -> int:
     _say(lines)
     where = f"written to {args.csv}" if args.csv else "--csv FILE or --json for them"
     _say(_comment(f"{plural(len(frame), 'row')}; {plural(more, 'more column')} ({where})"))
-    return EXIT_OK
+    return code
 
 
 # Each command is one function of the parsed arguments returning the exit code.
@@ -496,6 +533,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except TranscriptError as exc:
+        print(f"nanohermes-nb: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except _Usage as exc:
         print(f"nanohermes-nb: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .frames import frame
 from .books import Book, HistoryBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
 from .history import PROFILES
 from .metrics import Retention
@@ -162,7 +163,6 @@ class Ledger:
 
     def by_turn(self):
         """The article's turn table: turn, messages, serialized size, action, size after."""
-        import pandas as pd
 
         req = self.requests
         out = []
@@ -189,7 +189,7 @@ class Ledger:
                     "compacted": bool(compacted),
                     "size_after": int(last["size_after"]),
                 })
-        return pd.DataFrame(out, columns=["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
+        return frame(out, ["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
 
     def summary(self) -> str:
         t = self.totals
@@ -297,7 +297,6 @@ class Replay:
 
     def ledger(self) -> "Ledger":
         """Run the loop keeping a row per request and every event."""
-        import pandas as pd
 
         books = self.books(rows=True)
         final, events = walk(self.session, self.policy, self.env(), books)
@@ -308,13 +307,13 @@ class Replay:
         order += [f"problems_{p}" for p in self.profiles]
         for u in self.tokens:
             order += [f"size_{u}", f"cumulative_{u}"]
-        frame = pd.DataFrame({c: cols.get(c, []) for c in order}, columns=order)
+        requests = frame({c: cols.get(c, []) for c in order}, order)
         size_book = books[0]
         pol = self.policy
         settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
                     "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
                     "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)"}
-        return Ledger(frame, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
+        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
                       self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
                       bases=size_book.bases)
 

@@ -246,6 +246,11 @@ def shared_prefix_bytes(
     return shared
 
 
+def _fragment(value: Any) -> str:
+    """Compact JSON of a part of a message (a key, a value, a prefix of a string)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
@@ -260,9 +265,9 @@ def _string_common_prefix(a: str, b: str) -> int:
             lo = mid
         else:
             hi = mid - 1
-    shared = len(_utf8(serialize(a[:lo]))) - 1  # without the closing quote
-    rest_a = serialize(a[lo:lo + 1])[1:] if lo < len(a) else '"'
-    rest_b = serialize(b[lo:lo + 1])[1:] if lo < len(b) else '"'
+    shared = len(_utf8(_fragment(a[:lo]))) - 1  # without the closing quote
+    rest_a = _fragment(a[lo:lo + 1])[1:] if lo < len(a) else '"'
+    rest_b = _fragment(b[lo:lo + 1])[1:] if lo < len(b) else '"'
     return shared + _common_prefix_len(_utf8(rest_a), _utf8(rest_b))
 
 
@@ -276,16 +281,16 @@ def json_common_prefix(a: Any, b: Any) -> int:
     if type(a) is str and type(b) is str:
         return _string_common_prefix(a, b)
     if type(a) is not dict or type(b) is not dict or not all(type(k) is str for k in (*a, *b)):
-        return _common_prefix_len(_utf8(serialize(a)), _utf8(serialize(b)))
+        return _common_prefix_len(_utf8(_fragment(a)), _utf8(_fragment(b)))
     shared, sep = 1, ""  # the opening '{'
     for (ka, va), (kb, vb) in zip(a.items(), b.items()):
-        key_a, key_b = f"{sep}{serialize(ka)}:", f"{sep}{serialize(kb)}:"
+        key_a, key_b = f"{sep}{_fragment(ka)}:", f"{sep}{_fragment(kb)}:"
         if ka != kb:
             return shared + _common_prefix_len(_utf8(key_a), _utf8(key_b))
         shared += len(_utf8(key_a))
         if va is not vb and va != vb:
             return shared + json_common_prefix(va, vb)
-        shared += len(_utf8(serialize(va)))
+        shared += len(_utf8(_fragment(va)))
         sep = ","
     return shared  # one dict ended: its '}' differs from the other's ','
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .frames import frame as text_frame
 from .history import PROFILES
 from .ledger import Replay, Totals, check_settings
 from .policies import Policy, accepts_option, resolve_policy
@@ -339,10 +340,10 @@ def sweep(
         sink.close(ok)
     if out is not None:
         return SweepReport(str(out), sink.count, len(sources) - len(skipped), skipped)
-    import pandas as pd
 
-    frame = pd.DataFrame(sink.rows, columns=columns)
+    frame = text_frame(sink.rows, columns)
     frame["keep_recent"] = frame["keep_recent"].astype("Int64")
+    frame["retention"] = frame["retention"].astype("float64")  # None (no event) reads as NaN, as in a file
     frame.attrs["skipped"] = skipped
     return frame
 
@@ -393,8 +394,7 @@ def compare_policies(
         scored = g["retention"].dropna()
         row["retention"] = round(float(scored.mean()), 4) if len(scored) else None
         rows.append(row)
-    import pandas as pd
 
-    out = pd.DataFrame(rows).set_index("policy")
+    out = text_frame(rows).set_index("policy")
     out.attrs.update(budget=budget, unit=unit, skipped=frame.attrs.get("skipped", []))
     return out

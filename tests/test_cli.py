@@ -276,3 +276,37 @@ def test_missing_file_and_bad_arguments_exit_2(tmp_path):
     assert p.returncode == 2 and "unknown policy" in p.stderr
     p = run("compact", TWELVE, "--verify", "--profile", "bedrock")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+# --- engine v2: policies' options, jobs, streaming, skipped files ------------------------------
+
+
+def test_an_option_the_policy_does_not_have_is_one_line_exit_2(corpus):
+    p = run("ledger", corpus.largest(), "--policy", "codex", "--keep-recent", "4")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("nanohermes-nb: error: option 'keep_recent' does not apply to policy 'codex' "
+                                "(its options: user_message_max_tokens, summary_role, excerpt_tool_calls)")
+    ok = run("ledger", corpus.largest(), "--policy", "codex", "--json")
+    assert ok.returncode == 0
+    s = run("sweep", corpus.path, "--policies", "codex", "--keep-recent", "4", "--no-progress")
+    assert s.returncode == 2 and s.stderr.count("\n") == 1 and "keep_recent" in s.stderr
+
+
+def test_sweep_with_jobs_streams_and_reports_skipped_files(corpus, tmp_path):
+    import pandas as pd
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for f in corpus.files[:3]:
+        (folder / f.name).write_bytes(f.read_bytes())
+    (folder / "broken.json").write_text("[{", encoding="utf-8")
+    out = tmp_path / "rows.parquet"
+    p = run("sweep", folder, "--budgets", "30000,60000", "--jobs", "2", "--out", out, "--no-progress")
+    assert p.returncode == 1, p.stderr
+    assert [ln for ln in p.stderr.splitlines()] == [ln for ln in p.stderr.splitlines() if "broken.json" in ln]
+    assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("nanohermes-nb: skipped broken.json: ")
+    assert "6 rows from 3 transcripts" in p.stdout
+    rows = pd.read_parquet(out)
+    assert sorted(set(rows["transcript"])) == sorted(f.name for f in corpus.files[:3])
+    strict = run("sweep", folder, "--strict", "--no-progress")
+    assert strict.returncode == 2 and "broken.json" in strict.stderr and "Traceback" not in strict.stderr

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..frames import frame
 from ..messages import Message, calls_of, role_of
 from ..recorded import prepare
 
@@ -146,8 +147,6 @@ def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
 def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[Message]]], *,
               policies: Sequence[str] | None = None, shares: Sequence[float] = BUDGET_SHARES):
     """The agreement table: one row per peer policy (contexts compared, identical, library version)."""
-    import pandas as pd
-
     from ..transcripts import load_transcript
 
     named = []
@@ -159,7 +158,7 @@ def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[M
     _load_all()
     chosen = [PEERS[p] for p in (policies or sorted(PEERS))]
     rows = [compare(p, named, shares=shares).row() for p in chosen]
-    return pd.DataFrame(rows)
+    return frame(rows)
 
 
 def _load_all() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .. import report
+from ..frames import frame as text_frame
 from ..sizing import UNITS, measure_each
 
 __all__ = [
@@ -52,7 +53,7 @@ def _unit_column(unit: str | None) -> str | None:
 
 def _frame(rows: list[dict], columns: Sequence[str], messages: Sequence[Mapping[str, Any]],
            unit: str | None) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=list(columns))
+    frame = text_frame(rows, list(columns))
     for c in _INDEX_COLUMNS:
         if c in frame:
             frame[c] = frame[c].astype("Int64")  # the summary has no 'before', dropped rows no 'after'
