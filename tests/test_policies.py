@@ -133,18 +133,34 @@ def test_codex_selects_user_messages_newest_first_within_the_token_budget():
 # --- observation masking and clearing ------------------------------------------------------
 
 
-def test_observation_masking_leaves_exactly_five_unmasked_tool_results():
+def test_observation_masking_masks_outside_five_events_as_openhands_sends_it():
+    """The default is OpenHands' own (see tests/test_peers_openhands.py for the proof against it):
+    6 rounds of 2 calls are 24 events after system and user; results before event 21 are masked,
+    each becomes a user message and its round's call message is no longer sent."""
     ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "out" * 200, n_calls=2)]
     before = copy.deepcopy(ctx)
     new, ev = run(ObservationMaskingPolicy(), ctx, 1_000)
     assert ctx == before
+    # events: round k has calls at 2+4k, 3+4k and results at 4+4k, 5+4k; 26 events in all
+    # -> results at events < 21 are masked: rounds 0..3 and the first result of round 4
+    assert new[:2] == ctx[:2] and new[2:11] == [{"role": "user", "content": "\n\n<MASKED>"}] * 9
+    assert new[11:] == ctx[-3:] and ev.kind == "mask"  # round 5 intact; round 4's second result went too
+    assert len(ev.removed) == 5 + 10 and len(ev.inserted) == 9
+    assert check_history(new) == []
+    again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
+    assert ev2 is None and again == new
+
+
+def test_observation_masking_earlier_reading_leaves_exactly_five_tool_results():
+    ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "out" * 200, n_calls=2)]
+    new, ev = run(ObservationMaskingPolicy(window="tool_results", render="in_place"), ctx, 1_000)
     results = tool_messages(new)
     unmasked = [m for m in results if m["content"] != "<MASKED>"]
     assert len(results) == 12 and len(unmasked) == 5 and unmasked == tool_messages(ctx)[-5:]
     assert [m["tool_call_id"] for m in results] == [m["tool_call_id"] for m in tool_messages(ctx)]
     assert ev.kind == "mask" and len(ev.removed) == len(ev.inserted) == 7
     assert check_history(new) == []
-    again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
+    again, ev2 = run(ObservationMaskingPolicy(window="tool_results", render="in_place"), new, 1)
     assert ev2 is None and again == new
 
 
@@ -374,8 +390,8 @@ def test_prefix_reuse_by_hand():
     done = {"role": "assistant", "content": "done"}
     assert [message_size(m) for m in (s, u, t1)] == [31, 30, 57] and message_size(a1) == len(a1_json) == 118
     # over budget only once t2 is in: 31+30+118+57 = 236 <= 300 < 236+118+57 = 411
-    L = replay([s, u, a1, t1, a2, t2, done], budget=300, policy=ObservationMaskingPolicy(attention_window=1),
-               retention=False)
+    masking = ObservationMaskingPolicy(attention_window=1, window="tool_results", render="in_place")
+    L = replay([s, u, a1, t1, a2, t2, done], budget=300, policy=masking, retention=False)
     req = L.requests
     # request bytes = '[' + messages joined by ',' + ']'
     # the masked copy {"role":"tool","tool_call_id":"a","content":"<MASKED>"} is 45 + 8 + 2 = 55 bytes

@@ -197,6 +197,7 @@ class LLMMessage:
     tool_call_id: Any = None
     name: str | None = None
     source: Mapping[str, Any] | None = None  # the transcript message this one renders, if any
+    call_ids: list = field(default_factory=list)  # ``[tool_call.id for tool_call in tool_calls]``, read once
 
 
 def _process_action(action: Action, pending: dict[str, LLMMessage]) -> list[LLMMessage]:
@@ -207,7 +208,7 @@ def _process_action(action: Action, pending: dict[str, LLMMessage]) -> list[LLMM
         content = text_of(assistant)
         pending[response.id] = LLMMessage(  # L263-271: overwrites the same response id
             role="assistant", text=[content] if content and content.strip() else [],
-            tool_calls=calls_of(assistant), source=assistant)
+            tool_calls=calls_of(assistant), source=assistant, call_ids=[call_id(c) for c in calls_of(assistant)])
         return []
     if isinstance(action, MessageAction):  # L303-323
         return [LLMMessage(role="user" if action.source == "user" else "assistant",
@@ -286,10 +287,10 @@ def process_events(condensed: list[Event], initial_user_action: MessageAction | 
             to_add = _process_observation(event, tool_results)
         done = []
         for response_id, message in pending.items():  # L130-154
-            if all(call_id(c) in tool_results for c in message.tool_calls):
+            if all(c in tool_results for c in message.call_ids):
                 to_add.append(message)
-                for c in message.tool_calls:
-                    to_add.append(tool_results.pop(call_id(c)))
+                for c in message.call_ids:
+                    to_add.append(tool_results.pop(c))
                 done.append(response_id)
         for response_id in done:
             pending.pop(response_id)

@@ -55,7 +55,8 @@ def _with_initial_user(context: list, placeholder: str) -> list:
 
 def _conversation(context: Sequence[Message], masked: set[int], placeholder: str) -> list:
     """Messages in OpenHands' order: an assistant message with calls appears once all its calls have
-    results (then the results, in call order); a masked result is a bare placeholder marker."""
+    results (then the results, in call order); a masked observation is a 1-tuple (its earlier
+    placeholder message, or None)."""
     out: list = []
     pending: dict[int, list] = {}  # assistant index -> its call ids, in arrival order
     waiting: dict[Any, list[int]] = {}  # call id -> pending assistants that wait for it
@@ -63,8 +64,10 @@ def _conversation(context: Sequence[Message], masked: set[int], placeholder: str
     for i, m in enumerate(context):
         role = role_of(m)
         candidates: list[int] = []
-        if i in masked or _is_placeholder(m, placeholder):
-            out.append(None)  # a masked observation: rendered as a user message below
+        if i in masked:
+            out.append((None,))  # a masked observation: rendered as a user message below
+        elif _is_placeholder(m, placeholder):
+            out.append((m,))  # masked by an earlier pass: still one masked observation
         elif role == "tool":
             results[m.get("tool_call_id")] = m
             candidates = waiting.get(m.get("tool_call_id"), [])
@@ -106,13 +109,12 @@ def _format_users(rendered: list, context: Sequence[Message], placeholder: str) 
     so that masking again never stacks newlines.
     """
     before = {id(m): (role_of(context[i - 1]) == "user" if i else False) for i, m in enumerate(context)}
-    existing = {text_of(m): m for m in context if _is_placeholder(m, placeholder)}
     out: list = []
     for m in rendered:
         after_user = bool(out) and role_of(out[-1]) == "user"
-        if m is None:
+        if isinstance(m, tuple):
             text = "\n\n" + placeholder if after_user else placeholder
-            out.append(existing.get(text) or {"role": "user", "content": text})
+            out.append(m[0] if m[0] is not None and text_of(m[0]) == text else {"role": "user", "content": text})
             continue
         if role_of(m) == "user":
             text = text_of(m)
