@@ -18,7 +18,7 @@ from nanohermes_nb import (
     replay,
     sweep,
 )
-from nanohermes_nb.compaction import is_summary_message
+from nanohermes_nb.compaction import CODEX_SUMMARY_PREFIX, is_summary_message
 from nanohermes_nb.metrics import GOAL_TERM_SHARE, goal_terms, retention
 from nanohermes_nb.policies import (
     POLICIES,
@@ -105,7 +105,7 @@ def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
     assert new[0] is ctx[0]
     assert new[1:-1] == users and all(a is b for a, b in zip(new[1:-1], users))
     assert not tool_messages(new) and not any(m["role"] == "assistant" for m in new)
-    assert new[-1] == {"role": "user", "content": SUMMARY_HEADER + "\ndid things"}
+    assert new[-1] == {"role": "user", "content": CODEX_SUMMARY_PREFIX + "\ndid things"}  # Codex's own prefix
     assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.inserted == (new[-1],)
     assert "read_file(" in seen[0]  # the summarizer saw the whole history, calls included
     assert check_history(new) == []
@@ -117,17 +117,21 @@ def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
 
 
 def test_codex_selects_user_messages_newest_first_within_the_token_budget():
-    tokens = lambda m: len(text_of(m))  # one token per character, to count by hand
+    """Codex counts UTF-8 bytes / 4 (see tests/test_peers_codex.py for the cases from codex-rs)."""
     ctx = [dict(SYSTEM), user("aaaa"), *tool_round(0), user("bbbb"), *tool_round(1), user("cccc"), *tool_round(2)]
-    new, _ = run(CodexPolicy(user_message_max_tokens=10), ctx, 10, token_meter=tokens)
-    # cccc (4) and bbbb (4) fit; 2 tokens left cannot hold a truncated aaaa
+    new, _ = run(CodexPolicy(user_message_max_tokens=2), ctx, 10)
+    # cccc (1 token) and bbbb (1) fill the budget: nothing is left for aaaa, not even a truncated one
     assert [m["content"] for m in new[1:-1]] == ["bbbb", "cccc"]
-    long = "x" * 60
+    long = "x" * 60  # 15 tokens
     ctx = [dict(SYSTEM), user(long), *tool_round(0), user("cccc"), *tool_round(1)]
-    new, ev = run(CodexPolicy(user_message_max_tokens=40), ctx, 10, token_meter=tokens)
-    first = new[1]["content"]
-    assert new[2]["content"] == "cccc" and "chars truncated" in first and tokens(new[1]) <= 36
-    assert first.startswith("x") and first.endswith("x") and new[1] in ev.inserted
+    new, ev = run(CodexPolicy(user_message_max_tokens=10), ctx, 10)
+    # 9 tokens left: 36 bytes kept, half head half tail, the 24 removed bytes are 6 tokens
+    assert new[1]["content"] == "x" * 18 + "\u20266 tokens truncated\u2026" + "x" * 18
+    assert new[2]["content"] == "cccc" and new[1] in ev.inserted
+    # the lab's earlier reading counts with the token meter instead
+    tokens = lambda m: len(text_of(m))  # one token per character
+    new, _ = run(CodexPolicy(user_message_max_tokens=8, token_count="meter"), ctx, 10, token_meter=tokens)
+    assert new[2]["content"] == "cccc" and new[1]["content"].startswith("x") and "tokens truncated" in new[1]["content"]
 
 
 # --- observation masking and clearing ------------------------------------------------------
