@@ -5,7 +5,8 @@ application), so the real side is ``nanohermes_nb.peers.openhands``: the
 condenser's ``condense`` and the ``ConversationMemory.process_events`` that
 turns its view into the LLM's messages, ported line for line with citations.
 The differential run samples every 3rd tool-batch point (every 5th at
-OpenHands' configured window of 100) of every corpus transcript (the vendored sample and ``../shared/transcripts``) at three budgets:
+OpenHands' configured window of 100) of every corpus transcript (the vendored
+sample and ``../shared/transcripts``) at three budgets:
 the real side's event-to-message loop is quadratic in the number of masked
 turns (OpenHands re-checks every never-released tool-call message after every
 event), about 35 s of CPU per window for the whole corpus. Each cause the

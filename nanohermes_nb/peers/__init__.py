@@ -10,7 +10,10 @@ context's size, and counts the contexts that come out identical.
 
 ``agreement(files)`` is the table the README and notebook 15 show. The real
 libraries live in the ``peers`` extra; a peer whose library is missing is
-reported as such, never silently passed.
+reported as such, never silently passed. A system with no code that can run
+here (Codex is Rust) is ``Pinned`` instead: cases taken from its own tests, a
+history in and the history it gives out, checked by ``check_pinned``; its row
+counts cases, and its note says so.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def _format_users(rendered: list, context: Sequence[Message], placeholder: str) 
 @register
 @dataclass(frozen=True)
 class ObservationMaskingPolicy(Policy):
-    """OpenHands ``ObservationMaskingCondenser``: observations outside the last 5 events masked, as OpenHands sends them.
+    """OpenHands ``ObservationMaskingCondenser``: results outside the last 5 events masked, as OpenHands sends them.
 
     Source: All-Hands-AI/OpenHands ``openhands/memory/condenser/impl/observation_masking_condenser.py``
     (proven against a port of b781d1b0, ``condense`` L18-27) and, for what reaches
