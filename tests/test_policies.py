@@ -18,7 +18,7 @@ from nanohermes_nb import (
     replay,
     sweep,
 )
-from nanohermes_nb.compaction import is_summary_message
+from nanohermes_nb.compaction import CODEX_SUMMARY_PREFIX, is_summary_message
 from nanohermes_nb.metrics import GOAL_TERM_SHARE, goal_terms, retention
 from nanohermes_nb.policies import (
     POLICIES,
@@ -105,7 +105,7 @@ def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
     assert new[0] is ctx[0]
     assert new[1:-1] == users and all(a is b for a, b in zip(new[1:-1], users))
     assert not tool_messages(new) and not any(m["role"] == "assistant" for m in new)
-    assert new[-1] == {"role": "user", "content": SUMMARY_HEADER + "\ndid things"}
+    assert new[-1] == {"role": "user", "content": CODEX_SUMMARY_PREFIX + "\ndid things"}  # Codex's own prefix
     assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.inserted == (new[-1],)
     assert "read_file(" in seen[0]  # the summarizer saw the whole history, calls included
     assert check_history(new) == []
@@ -117,34 +117,54 @@ def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
 
 
 def test_codex_selects_user_messages_newest_first_within_the_token_budget():
-    tokens = lambda m: len(text_of(m))  # one token per character, to count by hand
+    """Codex counts UTF-8 bytes / 4 (see tests/test_peers_codex.py for the cases from codex-rs)."""
     ctx = [dict(SYSTEM), user("aaaa"), *tool_round(0), user("bbbb"), *tool_round(1), user("cccc"), *tool_round(2)]
-    new, _ = run(CodexPolicy(user_message_max_tokens=10), ctx, 10, token_meter=tokens)
-    # cccc (4) and bbbb (4) fit; 2 tokens left cannot hold a truncated aaaa
+    new, _ = run(CodexPolicy(user_message_max_tokens=2), ctx, 10)
+    # cccc (1 token) and bbbb (1) fill the budget: nothing is left for aaaa, not even a truncated one
     assert [m["content"] for m in new[1:-1]] == ["bbbb", "cccc"]
-    long = "x" * 60
+    long = "x" * 60  # 15 tokens
     ctx = [dict(SYSTEM), user(long), *tool_round(0), user("cccc"), *tool_round(1)]
-    new, ev = run(CodexPolicy(user_message_max_tokens=40), ctx, 10, token_meter=tokens)
-    first = new[1]["content"]
-    assert new[2]["content"] == "cccc" and "chars truncated" in first and tokens(new[1]) <= 36
-    assert first.startswith("x") and first.endswith("x") and new[1] in ev.inserted
+    new, ev = run(CodexPolicy(user_message_max_tokens=10), ctx, 10)
+    # 9 tokens left: 36 bytes kept, half head half tail, the 24 removed bytes are 6 tokens
+    assert new[1]["content"] == "x" * 18 + "\u20266 tokens truncated\u2026" + "x" * 18
+    assert new[2]["content"] == "cccc" and new[1] in ev.inserted
+    # the lab's earlier reading counts with the token meter instead
+    tokens = lambda m: len(text_of(m))  # one token per character
+    new, _ = run(CodexPolicy(user_message_max_tokens=8, token_count="meter"), ctx, 10, token_meter=tokens)
+    assert new[2]["content"] == "cccc" and new[1]["content"].startswith("x") and "tokens truncated" in new[1]["content"]
 
 
 # --- observation masking and clearing ------------------------------------------------------
 
 
-def test_observation_masking_leaves_exactly_five_unmasked_tool_results():
+def test_observation_masking_masks_outside_five_events_as_openhands_sends_it():
+    """The default is OpenHands' own (see tests/test_peers_openhands.py for the proof against it):
+    6 rounds of 2 calls are 24 events after system and user; results before event 21 are masked,
+    each becomes a user message and its round's call message is no longer sent."""
     ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "out" * 200, n_calls=2)]
     before = copy.deepcopy(ctx)
     new, ev = run(ObservationMaskingPolicy(), ctx, 1_000)
     assert ctx == before
+    # events: round k has calls at 2+4k, 3+4k and results at 4+4k, 5+4k; 26 events in all
+    # -> results at events < 21 are masked: rounds 0..3 and the first result of round 4
+    assert new[:2] == ctx[:2] and new[2:11] == [{"role": "user", "content": "\n\n<MASKED>"}] * 9
+    assert new[11:] == ctx[-3:] and ev.kind == "mask"  # round 5 intact; round 4's second result went too
+    assert len(ev.removed) == 5 + 10 and len(ev.inserted) == 9
+    assert check_history(new) == []
+    again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
+    assert ev2 is None and again == new
+
+
+def test_observation_masking_earlier_reading_leaves_exactly_five_tool_results():
+    ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "out" * 200, n_calls=2)]
+    new, ev = run(ObservationMaskingPolicy(window="tool_results", render="in_place"), ctx, 1_000)
     results = tool_messages(new)
     unmasked = [m for m in results if m["content"] != "<MASKED>"]
     assert len(results) == 12 and len(unmasked) == 5 and unmasked == tool_messages(ctx)[-5:]
     assert [m["tool_call_id"] for m in results] == [m["tool_call_id"] for m in tool_messages(ctx)]
     assert ev.kind == "mask" and len(ev.removed) == len(ev.inserted) == 7
     assert check_history(new) == []
-    again, ev2 = run(ObservationMaskingPolicy(), new, 1)  # nothing new to mask: no event
+    again, ev2 = run(ObservationMaskingPolicy(window="tool_results", render="in_place"), new, 1)
     assert ev2 is None and again == new
 
 
@@ -378,8 +398,8 @@ def test_prefix_reuse_by_hand():
     done = {"role": "assistant", "content": "done"}
     assert [message_size(m) for m in (s, u, t1)] == [31, 30, 57] and message_size(a1) == len(a1_json) == 118
     # over budget only once t2 is in: 31+30+118+57 = 236 <= 300 < 236+118+57 = 411
-    L = replay([s, u, a1, t1, a2, t2, done], budget=300, policy=ObservationMaskingPolicy(attention_window=1),
-               retention=False)
+    masking = ObservationMaskingPolicy(attention_window=1, window="tool_results", render="in_place")
+    L = replay([s, u, a1, t1, a2, t2, done], budget=300, policy=masking, retention=False)
     req = L.requests
     # request bytes = '[' + messages joined by ',' + ']'
     # the masked copy {"role":"tool","tool_call_id":"a","content":"<MASKED>"} is 45 + 8 + 2 = 55 bytes

@@ -10,7 +10,10 @@ context's size, and counts the contexts that come out identical.
 
 ``agreement(files)`` is the table the README and notebook 15 show. The real
 libraries live in the ``peers`` extra; a peer whose library is missing is
-reported as such, never silently passed.
+reported as such, never silently passed. A system with no code that can run
+here (Codex is Rust) is ``Pinned`` instead: cases taken from its own tests, a
+history in and the history it gives out, checked by ``check_pinned``; its row
+counts cases, and its note says so.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ __all__ = [
     "compare",
     "agreement",
     "STUB_SUMMARY",
+    "PinnedCase",
+    "Pinned",
+    "PINNED",
+    "register_pinned",
+    "check_pinned",
 ]
 
 STUB_SUMMARY = "STUB SUMMARY"  # what the stubbed LLM answers, on both sides
@@ -104,6 +112,7 @@ class Agreement:
     identical: int = 0
     mismatches: list = field(default_factory=list)  # (file, point, budget, first differing index)
     unavailable: str | None = None
+    note: str = ""  # what the counts are, when they are not contexts (pinned cases)
 
     @property
     def share(self) -> float | None:
@@ -113,7 +122,7 @@ class Agreement:
         return {"policy": self.policy, "real code": self.source, "version": self.version,
                 "contexts compared": self.compared, "identical": self.identical,
                 "agreement": None if self.share is None else round(self.share, 4),
-                "note": self.unavailable or ""}
+                "note": self.unavailable or self.note}
 
 
 def _first_difference(a: list[str], b: list[str]) -> int:
@@ -124,14 +133,20 @@ def _first_difference(a: list[str], b: list[str]) -> int:
 
 
 def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
-            shares: Sequence[float] = BUDGET_SHARES, keep_mismatches: int = 20) -> Agreement:
-    """Run the real code and the port on every tool-batch point at every budget below its size."""
+            shares: Sequence[float] = BUDGET_SHARES, keep_mismatches: int = 20, stride: int = 1) -> Agreement:
+    """Run the real code and the port on every tool-batch point at every budget below its size.
+
+    ``stride`` > 1 takes every ``stride``-th point of each transcript (0, stride,
+    ...): a deterministic sample for a real side too slow to run on every point.
+    """
     why = peer.available()
     if why:
         return Agreement(peer.policy, peer.source, "not installed", unavailable=why)
     result = Agreement(peer.policy, peer.source, peer.version())
     for name, messages in transcripts:
         for point, context in enumerate(batch_points(messages)):
+            if point % stride:
+                continue
             size = sum(peer.size(m) for m in context)
             for budget in budgets_below(size, shares):
                 real = canonical(peer.real(list(context), budget))
@@ -156,9 +171,68 @@ def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[M
         else:
             named.append((Path(t).name, load_transcript(t)))
     _load_all()
-    chosen = [PEERS[p] for p in (policies or sorted(PEERS))]
-    rows = [compare(p, named, shares=shares).row() for p in chosen]
+    rows = []
+    for name in policies or [*sorted(PEERS), *sorted(p for p in PINNED if p not in PEERS)]:
+        if name in PEERS:
+            rows.append(compare(PEERS[name], named, shares=shares).row())
+        elif name in PINNED:
+            rows.append(check_pinned(PINNED[name]).row())
+        else:
+            raise KeyError(f"no peer registered for policy {name!r}")
     return frame(rows)
+
+
+@dataclass(frozen=True)
+class PinnedCase:
+    """One case taken from a source's own tests: a history in, the history the source gives out.
+
+    For a system with no code that runs here (Codex is Rust): ``source`` names the
+    test it comes from (file and line), ``budget`` is the trigger's budget (the
+    history is over it), ``options`` the policy options the case sets, ``summary``
+    what the stubbed model answers.
+    """
+
+    name: str
+    source: str
+    history: list
+    expected: list
+    budget: int = 1
+    options: dict = field(default_factory=dict)
+    summary: str = STUB_SUMMARY
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A policy pinned by cases instead of a differential run: ``run(case)`` is the port's answer."""
+
+    policy: str
+    source: str
+    version: Callable[[], str]
+    cases: Callable[[], list]
+    run: Callable[[PinnedCase], list]
+
+
+PINNED: dict[str, Pinned] = {}
+
+
+def register_pinned(pinned: Pinned) -> Pinned:
+    PINNED[pinned.policy] = pinned
+    return pinned
+
+
+def check_pinned(pinned: Pinned, *, keep_mismatches: int = 20) -> Agreement:
+    """Run the port on every pinned case: the counts are cases, not contexts (the note says so)."""
+    cases = pinned.cases()
+    result = Agreement(pinned.policy, pinned.source, pinned.version(),
+                       note=f"pinned by {len(cases)} cases from the source's tests (no real code runs here)")
+    for case in cases:
+        got, want = canonical(pinned.run(case)), canonical(case.expected)
+        result.compared += 1
+        if got == want:
+            result.identical += 1
+        elif len(result.mismatches) < keep_mismatches:
+            result.mismatches.append((case.name, case.source, case.budget, _first_difference(got, want)))
+    return result
 
 
 def _load_all() -> None:

@@ -12,7 +12,8 @@ one module each:
 - ``codex``: OpenAI Codex CLI compaction (every real user message up to 20,000
   tokens, newest first, plus one summary in the user role; no tool traffic);
 - ``observation_masking``: OpenHands' ``ObservationMaskingCondenser`` (tool
-  results outside the recent window become a short placeholder; no summary);
+  results outside the last events become user-role placeholders, their
+  tool-call messages no longer sent; no summary);
 - ``clear_tool_uses``: Anthropic context editing ``clear_tool_uses_20250919``
   (old tool results cleared, the last 3 kept).
 

@@ -1,68 +1,202 @@
-"""OpenHands' ``ObservationMaskingCondenser`` as a policy: old observations masked."""
+"""OpenHands' ``ObservationMaskingCondenser`` as a policy: old observations masked, no summary."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from ..messages import role_of
+from ..messages import Message, call_id, calls_of, role_of, text_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
+
+WINDOWS = ("events", "tool_results")
+RENDERS = ("openhands", "in_place")
+
+
+def event_count(message: Message) -> int:
+    """How many OpenHands events a message is: one per tool call of an assistant message, else one."""
+    if role_of(message) == "assistant":
+        return max(len(calls_of(message)), 1)
+    return 1
+
+
+def _is_placeholder(message: Message, placeholder: str) -> bool:
+    """A masked observation left by an earlier pass: a user message reading the placeholder."""
+    if role_of(message) != "user":
+        return False
+    text = text_of(message)
+    return text == placeholder or text == "\n\n" + placeholder
+
+
+def _outside_window(context: Sequence[Message], window: int, counting: str, placeholder: str) -> list[int]:
+    """Indices of the tool results the condenser masks (earlier placeholders are not counted again)."""
+    tools = [i for i, m in enumerate(context) if role_of(m) == "tool"]
+    if counting == "tool_results":
+        return tools[: max(len(tools) - window, 0)]
+    total = sum(event_count(m) for m in context)
+    out, start = [], 0
+    for i, m in enumerate(context):
+        if role_of(m) == "tool" and start < total - window:
+            out.append(i)
+        start += event_count(m)
+    return out
+
+
+def _with_initial_user(context: list, placeholder: str) -> list:
+    """OpenHands puts the first user message second when the event after the system one is not it."""
+    if len(context) < 2 or role_of(context[0]) != "system":
+        return context
+    second = context[1]
+    if role_of(second) == "user" and not _is_placeholder(second, placeholder):
+        return context
+    first = next((m for m in context if role_of(m) == "user" and not _is_placeholder(m, placeholder)), None)
+    return context if first is None else [context[0], first, *context[1:]]
+
+
+def _conversation(context: Sequence[Message], masked: set[int], placeholder: str) -> list:
+    """Messages in OpenHands' order: an assistant message with calls appears once all its calls have
+    results (then the results, in call order); a masked observation is a 1-tuple (its earlier
+    placeholder message, or None)."""
+    out: list = []
+    pending: dict[int, list] = {}  # assistant index -> its call ids, in arrival order
+    waiting: dict[Any, list[int]] = {}  # call id -> pending assistants that wait for it
+    results: dict[Any, Message] = {}
+    for i, m in enumerate(context):
+        role = role_of(m)
+        candidates: list[int] = []
+        if i in masked:
+            out.append((None,))  # a masked observation: rendered as a user message below
+        elif _is_placeholder(m, placeholder):
+            out.append((m,))  # masked by an earlier pass: still one masked observation
+        elif role == "tool":
+            results[m.get("tool_call_id")] = m
+            candidates = waiting.get(m.get("tool_call_id"), [])
+        elif role == "assistant" and calls_of(m):
+            pending[i] = [call_id(c) for c in calls_of(m)]
+            for c in pending[i]:
+                waiting.setdefault(c, []).append(i)
+            candidates = [i]
+        else:
+            out.append(m)
+        # only a result (or a new assistant message) can complete a pending message
+        for k in sorted(set(candidates)):
+            ids = pending.get(k)
+            if ids is not None and all(c in results for c in ids):
+                del pending[k]
+                out.append(context[k])
+                out.extend(results.pop(c) for c in ids)
+    return out
+
+
+def _prefixed(message: Message, text: str) -> dict:
+    """A copy of a user message whose (first) text reads ``text``."""
+    content = message.get("content")
+    if isinstance(content, list):
+        parts, done = [], False
+        for p in content:
+            if not done and isinstance(p, Mapping) and isinstance(p.get("text"), str):
+                p, done = {**p, "text": text}, True
+            parts.append(p)
+        return {**message, "content": parts}
+    return {**message, "content": text}
+
+
+def _format_users(rendered: list, context: Sequence[Message], placeholder: str) -> list:
+    """OpenHands' ``"\\n\\n"`` before a user message that follows a user message, applied once.
+
+    A user message that already followed a user message in the given context and
+    starts with ``"\\n\\n"`` was formatted by an earlier pass and is left as it is,
+    so that masking again never stacks newlines.
+    """
+    before = {id(m): (role_of(context[i - 1]) == "user" if i else False) for i, m in enumerate(context)}
+    out: list = []
+    for m in rendered:
+        after_user = bool(out) and role_of(out[-1]) == "user"
+        if isinstance(m, tuple):
+            text = "\n\n" + placeholder if after_user else placeholder
+            out.append(m[0] if m[0] is not None and text_of(m[0]) == text else {"role": "user", "content": text})
+            continue
+        if role_of(m) == "user":
+            text = text_of(m)
+            base = text[2:] if before.get(id(m)) and text.startswith("\n\n") else text
+            want = "\n\n" + base if after_user else base
+            m = m if want == text else _prefixed(m, want)
+        out.append(m)
+    return out
 
 
 @register
 @dataclass(frozen=True)
 class ObservationMaskingPolicy(Policy):
-    """OpenHands ``ObservationMaskingCondenser``: tool results older than the last 5 become ``<MASKED>``; no summary.
+    """OpenHands ``ObservationMaskingCondenser``: results outside the last 5 events masked, as OpenHands sends them.
 
-    Source: All-Hands-AI/OpenHands
-    ``openhands/memory/condenser/impl/observation_masking_condenser.py`` (commit
-    053b919b) and ``openhands/core/config/condenser_config.py``:
-    ``__init__(attention_window=5)``; every observation whose position is outside
-    the most recent ``attention_window`` events is replaced by a condensation
-    carrying the summary ``'<MASKED>'``; actions (tool calls) and messages are kept.
-    Here a masked observation is a copy of the tool message with content
-    ``<MASKED>``, so the call/result pairing (and legality) is untouched.
+    Source: All-Hands-AI/OpenHands ``openhands/memory/condenser/impl/observation_masking_condenser.py``
+    (proven against a port of b781d1b0, ``condense`` L18-27) and, for what reaches
+    the LLM, ``openhands/memory/conversation_memory.py`` (e94ca25a,
+    ``process_events``); full provenance in ``docs/policies.md``.
 
-    Constants: ``attention_window`` 5 is the class default (OpenHands'
-    ``ObservationMaskingCondenserConfig`` defaults to 100, "the number of
-    most-recent events where observations will not be masked"). OpenHands counts
-    the window in events (actions, observations and messages); this lab's issue
-    counts it in tool results (``window="tool_results"``: exactly the last 5 tool
-    results stay intact); ``window="messages"`` counts messages instead, the
-    nearest thing to OpenHands' events.
+    The window counts *events*, as OpenHands' view does: one per tool call
+    (parallel calls are several events), one per message, one per observation;
+    a tool result whose event index is below ``events - attention_window`` is
+    masked. OpenHands' masked observation carries no tool-call id, so its
+    conversation memory renders it as a **user** message ``<MASKED>`` and never
+    releases the assistant message whose calls it answered: that message (its
+    text and every call) disappears, and so do the unmasked results of the same
+    batch. A user message right after another gets ``"\\n\\n"`` in front, so
+    consecutive placeholders read ``"\\n\\n<MASKED>"``. Results appear in call
+    order after their assistant message, as OpenHands emits them.
 
-    Trigger: OpenHands masks on every step (the condenser runs before each LLM
-    call, at any size); in this lab it masks only when over budget, like every
-    other policy, and what it masked stays masked.
+    Defaults: ``attention_window=5`` is the condenser class default (the lab
+    takes every peer's code-level defaults); OpenHands' configuration
+    (``ObservationMaskingCondenserConfig``) defaults to 100, i.e.
+    ``ObservationMaskingPolicy(attention_window=100)``.
+
+    Options (departures, off by default): ``window="tool_results"`` counts the
+    last ``attention_window`` tool results instead of events (the lab's earlier
+    reading); ``render="in_place"`` masks the tool message's content and keeps
+    every call and pairing (what the condenser's docstring suggests, not what
+    OpenHands sends). The lab's earlier behaviour is both together.
+
+    Trigger: OpenHands masks before every LLM call at any size; here it masks
+    only when over budget, and declines when no tool result is outside the window.
     """
 
     attention_window: int = 5
-    window: str = "tool_results"
+    window: str = "events"
+    render: str = "openhands"
     placeholder: str = "<MASKED>"
     name: ClassVar[str] = "observation_masking"
 
     def __post_init__(self) -> None:
         check_positive(self.attention_window, "attention_window", zero=True)
-        if self.window not in ("tool_results", "messages"):
-            raise ValueError(f"window must be 'tool_results' or 'messages', got {self.window!r}")
+        if self.window not in WINDOWS:
+            raise ValueError(f"window must be one of {WINDOWS}, got {self.window!r}")
+        if self.render not in RENDERS:
+            raise ValueError(f"render must be one of {RENDERS}, got {self.render!r}")
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
-        tools = [i for i, m in enumerate(context) if role_of(m) == "tool"]
-        if self.window == "tool_results":
-            old = tools[: max(len(tools) - self.attention_window, 0)]
-        else:
-            old = [i for i in tools if i < len(context) - self.attention_window]
-        new = list(context)
-        masked = 0
-        for i in old:
-            if context[i].get("content") != self.placeholder:
-                new[i] = {**context[i], "content": self.placeholder}
-                masked += 1
+        masked = _outside_window(context, self.attention_window, self.window, self.placeholder)
+        if self.render == "in_place":
+            masked = [i for i in masked if context[i].get("content") != self.placeholder]
         if not masked:
             return context, None
+        if self.render == "in_place":
+            new = list(context)
+            for i in masked:
+                new[i] = {**context[i], "content": self.placeholder}
+        else:
+            source = _with_initial_user(context, self.placeholder)
+            shift = len(source) - len(context)
+            hidden = {i + shift for i in masked}
+            new = _format_users(_conversation(source, hidden, self.placeholder), source, self.placeholder)
         ev = make_event(self, "mask", context, new, env, size)
-        return new, replace(ev, **{"detail": (
-            f"observation_masking: masked {masked} tool results outside the last {self.attention_window} "
-            f"{'tool results' if self.window == 'tool_results' else 'messages'}; {size:,} -> {ev.size_after:,}")})
+        return new, replace(ev, detail=self._detail(context, new, len(masked), size, ev.size_after))
 
-
+    def _detail(self, context: list, new: list, masked: int, size: int, after: int) -> str:
+        unit = "events" if self.window == "events" else "tool results"
+        text = f"observation_masking: masked {masked} tool results outside the last {self.attention_window} {unit}"
+        if self.render == "openhands":
+            kept = {id(m) for m in new}
+            lost = sum(1 for m in context if role_of(m) == "assistant" and calls_of(m) and id(m) not in kept)
+            text += f" (as user messages; {lost} tool-call messages no longer sent)"
+        return text + f"; {size:,} -> {after:,}"
