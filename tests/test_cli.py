@@ -284,8 +284,10 @@ def test_missing_file_and_bad_arguments_exit_2(tmp_path):
 def test_an_option_the_policy_does_not_have_is_one_line_exit_2(corpus):
     p = run("ledger", corpus.largest(), "--policy", "codex", "--keep-recent", "4")
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert p.stderr.strip() == ("nanohermes-nb: error: option 'keep_recent' does not apply to policy 'codex' "
-                                "(its options: user_message_max_tokens, summary_role, excerpt_tool_calls)")
+    line = p.stderr.strip()
+    assert "\n" not in line and line.startswith(
+        "nanohermes-nb: error: option 'keep_recent' does not apply to policy 'codex' (its options: ")
+    assert "user_message_max_tokens" in line
     ok = run("ledger", corpus.largest(), "--policy", "codex", "--json")
     assert ok.returncode == 0
     s = run("sweep", corpus.path, "--policies", "codex", "--keep-recent", "4", "--no-progress")
