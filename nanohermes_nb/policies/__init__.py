@@ -14,7 +14,10 @@ one module each:
 - ``observation_masking``: OpenHands' ``ObservationMaskingCondenser`` (tool
   results outside the recent window become a short placeholder; no summary);
 - ``clear_tool_uses``: Anthropic context editing ``clear_tool_uses_20250919``
-  (old tool results cleared, the last 3 kept).
+  as LangChain's ``ClearToolUsesEdit`` mirrors it (old tool results cleared,
+  the last 3 kept);
+- ``langchain_summarize``: LangChain's ``SummarizationMiddleware`` (the history
+  before the last 20 messages becomes one user-role summary).
 
 Equal footing: every policy is called only when ``over_budget(size, budget)``
 holds, with ``size`` in the ledger's unit (bytes of compact JSON by default).
@@ -51,6 +54,7 @@ from .hermes_agent import HermesAgentPolicy
 from .codex import CodexPolicy
 from .observation_masking import ObservationMaskingPolicy
 from .clear_tool_uses import ClearToolUsesPolicy
+from .langchain_summarize import LangChainSummarizePolicy
 
 __all__ = [
     "Event",
@@ -70,6 +74,7 @@ __all__ = [
     "CodexPolicy",
     "ObservationMaskingPolicy",
     "ClearToolUsesPolicy",
+    "LangChainSummarizePolicy",
     "POLICIES",
     "register",
     "repair_tool_pairs",
