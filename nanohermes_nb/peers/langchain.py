@@ -208,9 +208,12 @@ def _stub_class():
     return _STUB_CLASS[0]
 
 
-def stub_chat_model(reply: str = STUB_SUMMARY):
-    """A LangChain chat model that answers ``reply`` and records every prompt it is sent (``.prompts``)."""
-    return _stub_class()(reply=reply, prompts=[])
+def stub_chat_model(reply: str = STUB_SUMMARY, **fields: Any):
+    """A LangChain chat model that answers ``reply`` and records every prompt it is sent (``.prompts``).
+
+    ``fields`` set other chat-model fields, e.g. ``profile={"max_input_tokens": n}``.
+    """
+    return _stub_class()(reply=reply, prompts=[], **fields)
 
 
 def _split_system(context: Sequence[Message]) -> tuple[list, list]:
