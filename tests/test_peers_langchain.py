@@ -130,7 +130,7 @@ def test_port_equals_the_real_code_on_every_corpus_point(corpus, policy):
 
 def test_the_comparison_fails_when_the_port_differs(corpus):
     """A port at other options than the real code is caught: the harness is not vacuous."""
-    name, messages = corpus[2]
+    name, messages = next((n, m) for n, m in corpus if 25 < len(m) < 60)  # a short log keeps this quick
     cases = [
         (lambda c, b: trim_real(c, b), lambda c, b: trim_port(c, b, start_on="assistant")),
         (lambda c, b: clear_real(c, b), lambda c, b: clear_port(c, b, keep=4)),
