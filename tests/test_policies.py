@@ -39,7 +39,8 @@ from builders import SYSTEM, assistant, session, tool, tool_round, user
 from strategies import legal_histories
 
 
-NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses"]
+NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses",
+                "langchain_summarize"]
 
 
 def run(policy, ctx, budget, summarizer=lambda e: "S", token_meter=None):
@@ -209,7 +210,7 @@ def test_langchain_trim_starts_on_a_user_message_and_fits_the_target():
     assert check_history(new) == []
     half, _ = run(LangChainTrimPolicy(target_share=0.5), ctx, budget)
     assert context_size(half) <= budget // 2 and half[1]["role"] == "user"
-    # no user message fits: only the system message is left (LangChain would return [])
+    # no user message fits: only the system message is left, as LangChain 1.x returns it
     ctx = [dict(SYSTEM), user("go"), *tool_round(0, "y" * 3000)]
     new, ev = run(pol, ctx, 1_000)
     assert new == [ctx[0]] and len(ev.removed) == 3

@@ -125,11 +125,16 @@ class Agreement:
                 "note": self.unavailable or self.note}
 
 
-def _first_difference(a: list[str], b: list[str]) -> int:
+def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int | None:
+    """Index of the first message that differs, None when the contexts are identical.
+
+    The same object on both sides is the same message (most of a context is
+    passed through untouched), so only the others are serialized.
+    """
     for k, (x, y) in enumerate(zip(a, b)):
-        if x != y:
+        if x is not y and canonical([x]) != canonical([y]):
             return k
-    return min(len(a), len(b))
+    return None if len(a) == len(b) else min(len(a), len(b))
 
 
 def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
@@ -149,13 +154,14 @@ def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
                 continue
             size = sum(peer.size(m) for m in context)
             for budget in budgets_below(size, shares):
-                real = canonical(peer.real(list(context), budget))
-                port = canonical(peer.port(list(context), budget))
+                real = peer.real(list(context), budget)
+                port = peer.port(list(context), budget)
                 result.compared += 1
-                if real == port:
+                differs = _first_difference(real, port)
+                if differs is None:
                     result.identical += 1
                 elif len(result.mismatches) < keep_mismatches:
-                    result.mismatches.append((name, point, budget, _first_difference(real, port)))
+                    result.mismatches.append((name, point, budget, differs))
     return result
 
 

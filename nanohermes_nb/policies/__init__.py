@@ -15,7 +15,10 @@ one module each:
   results outside the last events become user-role placeholders, their
   tool-call messages no longer sent; no summary);
 - ``clear_tool_uses``: Anthropic context editing ``clear_tool_uses_20250919``
-  (old tool results cleared, the last 3 kept).
+  as LangChain's ``ClearToolUsesEdit`` mirrors it (old tool results cleared,
+  the last 3 kept);
+- ``langchain_summarize``: LangChain's ``SummarizationMiddleware`` (the history
+  before the last 20 messages becomes one user-role summary).
 
 Equal footing: every policy is called only when ``over_budget(size, budget)``
 holds, with ``size`` in the ledger's unit (bytes of compact JSON by default).
@@ -52,6 +55,7 @@ from .hermes_agent import HermesAgentPolicy
 from .codex import CodexPolicy
 from .observation_masking import ObservationMaskingPolicy
 from .clear_tool_uses import ClearToolUsesPolicy
+from .langchain_summarize import LangChainSummarizePolicy
 
 __all__ = [
     "Event",
@@ -71,6 +75,7 @@ __all__ = [
     "CodexPolicy",
     "ObservationMaskingPolicy",
     "ClearToolUsesPolicy",
+    "LangChainSummarizePolicy",
     "POLICIES",
     "register",
     "repair_tool_pairs",
