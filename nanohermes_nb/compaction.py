@@ -126,12 +126,16 @@ def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
     return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
 
 
+# LangChain's SummarizationMiddleware (langchain 1.4.7, summarization.py, _build_new_messages)
+LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+
+
 def is_summary_message(message: Mapping[str, Any]) -> bool:
-    """True for a note a policy inserted: the lab's summary or placeholder, or a Codex-style summary."""
+    """True for a note a policy inserted: the lab's summary or placeholder, a Codex or a LangChain summary."""
     content = message.get("content") if isinstance(message, Mapping) else None
     return isinstance(content, str) and (
         content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
-        or content.startswith(CODEX_SUMMARY_PREFIX + "\n")
+        or content.startswith(CODEX_SUMMARY_PREFIX + "\n") or content.startswith(LANGCHAIN_SUMMARY_PREFIX)
     )
 
 
