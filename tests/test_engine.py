@@ -46,11 +46,12 @@ def test_apply_policy_acts_only_over_budget_and_never_touches_the_input(name):
 def test_apply_policy_with_its_own_size_and_token_meters():
     ctx = session(10, body="y" * 400)
     chars = lambda m: len(json.dumps(m))  # noqa: E731 - a size in another unit
-    at = apply_policy(nh.CodexPolicy(user_message_max_tokens=5), ctx, budget=100, size=chars,
+    at = apply_policy(nh.CodexPolicy(user_message_max_tokens=5, token_count="meter"), ctx, budget=100, size=chars,
                       tokens=lambda m: 1000, summarizer=stub)
     assert at.event.size_before == sum(chars(m) for m in ctx)
     assert at.event.size_after == sum(chars(m) for m in at.messages)
-    assert [m["role"] for m in at.messages] == ["system", "user"]  # no user message fits 5 tokens: only the summary
+    assert "tokens truncated" in at.messages[1]["content"]  # the task does not fit 5 tokens: Codex cuts its middle
+    assert at.messages[-1]["content"].startswith(nh.compaction.CODEX_SUMMARY_PREFIX)
 
 
 def test_apply_policy_nanohermes_equals_compact():

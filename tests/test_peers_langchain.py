@@ -35,7 +35,7 @@ HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 
 @pytest.fixture(scope="module")
-def corpus():
+def transcripts():
     files = corpus_files()
     assert len(files) >= 18
     return [(f.name, load_transcript(f)) for f in files]
@@ -71,11 +71,11 @@ def _lossy(original: dict, back: dict, converted) -> set[str]:
     return kinds
 
 
-def test_langchain_round_trip_is_lossy_only_where_the_bridge_says(corpus):
+def test_langchain_round_trip_is_lossy_only_where_the_bridge_says(transcripts):
     from langchain_core.messages import convert_to_messages, convert_to_openai_messages
 
     seen: dict[str, int] = {}
-    for _, messages in corpus:
+    for _, messages in transcripts:
         for m in messages:
             converted = convert_to_messages([m])[0]
             for kind in _lossy(m, convert_to_openai_messages(converted), converted):
@@ -85,8 +85,8 @@ def test_langchain_round_trip_is_lossy_only_where_the_bridge_says(corpus):
     assert all(n > 10 for n in seen.values())  # each loss really occurs in the corpus
 
 
-def test_the_bridge_round_trips_every_corpus_message_exactly(corpus):
-    for _, messages in corpus:
+def test_the_bridge_round_trips_every_corpus_message_exactly(transcripts):
+    for _, messages in transcripts:
         converted = BRIDGE.to_langchain(messages)
         for m, c in zip(messages, converted):
             assert BRIDGE.to_openai(c) is m
@@ -116,9 +116,9 @@ def test_the_bridge_translates_each_change_and_refuses_what_it_cannot():
 
 
 @pytest.mark.parametrize("policy", LANGCHAIN)
-def test_port_equals_the_real_code_on_every_corpus_point(corpus, policy):
-    result = compare(PEERS[policy], corpus)
-    points = sum(1 for _, msgs in corpus for _ in batch_points(msgs))
+def test_port_equals_the_real_code_on_every_corpus_point(transcripts, policy):
+    result = compare(PEERS[policy], transcripts)
+    points = sum(1 for _, msgs in transcripts for _ in batch_points(msgs))
     assert result.compared >= 3 * points - 10 and result.unavailable is None
     assert result.share >= 0.99, result.mismatches
     # the real code never mutated the LangChain messages the bridge hands out (they are converted once)
@@ -128,9 +128,9 @@ def test_port_equals_the_real_code_on_every_corpus_point(corpus, policy):
         assert converted == convert_to_messages([{**original, "id": tag}])[0]
 
 
-def test_the_comparison_fails_when_the_port_differs(corpus):
+def test_the_comparison_fails_when_the_port_differs(transcripts):
     """A port at other options than the real code is caught: the harness is not vacuous."""
-    name, messages = next((n, m) for n, m in corpus if 25 < len(m) < 60)  # a short log keeps this quick
+    name, messages = next((n, m) for n, m in transcripts if 25 < len(m) < 60)  # a short log keeps this quick
     cases = [
         (lambda c, b: trim_real(c, b), lambda c, b: trim_port(c, b, start_on="assistant")),
         (lambda c, b: clear_real(c, b), lambda c, b: clear_port(c, b, keep=4)),
@@ -374,10 +374,10 @@ def test_summarize_never_leaves_an_orphan_result_and_equals_the_middleware(msgs,
         assert new[1]["content"].startswith(SUMMARY_PREFIX) and new[2:] == msgs[len(msgs) - len(new) + 2:]
 
 
-def test_every_corpus_point_is_exercised_in_each_summary_branch(corpus):
+def test_every_corpus_point_is_exercised_in_each_summary_branch(transcripts):
     """The corpus reaches all three outcomes at defaults: nothing to do, 'too long', a model call."""
     outcomes = set()
-    for _, messages in corpus[:6]:
+    for _, messages in transcripts[:6]:
         for ctx in batch_points(messages):
             for budget in budgets_below(sum(TOKENS(m) for m in ctx)):
                 new = summarize_port(ctx, budget)

@@ -42,7 +42,7 @@ STRIDE = 3  # every 3rd tool-batch point at the class window; every 5th at the c
 
 
 @pytest.fixture(scope="module")
-def corpus():
+def transcripts():
     return [(p.name, load_transcript(p)) for p in corpus_files()]
 
 
@@ -68,18 +68,18 @@ MASKED_AFTER_USER = {"role": "user", "content": "\n\n<MASKED>"}
 
 
 @pytest.mark.parametrize("window, stride", [(CLASS_ATTENTION_WINDOW, STRIDE), (CONFIG_ATTENTION_WINDOW, 5)])
-def test_agrees_with_openhands_on_the_corpus(corpus, window, stride):
-    result = compare(openhands_peer(window), corpus, stride=stride)
+def test_agrees_with_openhands_on_the_corpus(transcripts, window, stride):
+    result = compare(openhands_peer(window), transcripts, stride=stride)
     assert result.compared >= 1500 // stride, result.compared  # ~880 points, 3 budgets each
     assert result.share >= 0.99, result.mismatches[:5]
 
 
-def test_the_corpus_run_can_fail_the_earlier_port_agreed_on_13_percent(corpus):
+def test_the_corpus_run_can_fail_the_earlier_port_agreed_on_13_percent(transcripts):
     """The lab's earlier reading (last 5 tool results, masked in place) against the same real side."""
     earlier = ObservationMaskingPolicy(window="tool_results", render="in_place")
     peer = dataclasses.replace(openhands_peer(), port=lambda c, b: apply_policy(
         earlier, c, budget=b, size=message_size).messages)
-    sample = [(n, m) for n, m in corpus if "tau_" in n or "openhands_" in n or "deerflow" in n]
+    sample = [(n, m) for n, m in transcripts if "tau_" in n or "openhands_" in n or "deerflow" in n]
     result = compare(peer, sample, stride=STRIDE)
     assert result.compared > 50 and result.share < 0.3
     # and OpenHands does change what is sent on most of the sampled points at window 5
@@ -87,8 +87,8 @@ def test_the_corpus_run_can_fail_the_earlier_port_agreed_on_13_percent(corpus):
     assert sum(openhands_real(c, 5) != c for c in points) > len(points) // 2
 
 
-def test_the_agreement_table_has_both_windows(corpus):
-    table = agreement(corpus[:1], policies=["observation_masking", "observation_masking(attention_window=100)"])
+def test_the_agreement_table_has_both_windows(transcripts):
+    table = agreement(transcripts[:1], policies=["observation_masking", "observation_masking(attention_window=100)"])
     assert list(table["policy"]) == ["observation_masking", "observation_masking(attention_window=100)"]
     assert (table["agreement"] >= 0.99).all() and "ported" in table["version"][0]
     assert set(PEERS) >= {"observation_masking", "observation_masking(attention_window=100)"}
@@ -240,8 +240,8 @@ def test_the_earlier_reading_is_kept_as_options():
         ObservationMaskingPolicy(render="elsewhere")
 
 
-def test_replay_runs_with_the_faithful_default(corpus):
-    name, msgs = next((n, m) for n, m in corpus if "tau_gpt4o_airline_idx33" in n)
+def test_replay_runs_with_the_faithful_default(transcripts):
+    name, msgs = next((n, m) for n, m in transcripts if "tau_gpt4o_airline_idx33" in n)
     ledger = replay(msgs, budget=context_size(msgs) // 3, policy="observation_masking", retention=False)
     assert len(ledger.compactions) > 0
     assert any("tool-call messages no longer sent" in ev.detail for ev in ledger.compactions)
