@@ -86,14 +86,14 @@ class Drain(threading.Thread):
         return kept.decode("utf-8", "replace"), cut
 
 
-def _stat_fields(pid: int) -> tuple[str, int] | None:
-    """(state, process group) of a process from /proc, or None when it is gone."""
+def _stat_fields(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, start time in clock ticks) of a process, or None when it is gone."""
     try:
         text = (_PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
     fields = text.rsplit(")", 1)[1].split()
-    return fields[0], int(fields[2])
+    return fields[0], int(fields[2]), int(fields[19])
 
 
 def _carries(pid: int, needle: bytes) -> bool:
@@ -104,8 +104,12 @@ def _carries(pid: int, needle: bytes) -> bool:
     return environ.startswith(needle) or b"\0" + needle in environ
 
 
-def stragglers(leader: int, mark: str) -> list[int]:
-    """Live processes in ``leader``'s group, or carrying ``mark``, other than the leader."""
+def stragglers(leader: int, mark: str, since: int = 0) -> list[int]:
+    """Live processes in ``leader``'s group, or carrying ``mark``, other than the leader.
+
+    Only processes started at or after ``since`` (clock ticks, as in /proc) can be
+    descendants, so only their environment is read.
+    """
     if not _PROC.is_dir():
         return []
     needle = f"{MARK_VARIABLE}={mark}\0".encode()
@@ -115,13 +119,16 @@ def stragglers(leader: int, mark: str) -> list[int]:
             continue
         pid = int(entry.name)
         fields = _stat_fields(pid)
-        if fields is None or fields[0] in ("Z", "X"):
+        if fields is None or fields[0] in ("Z", "X") or fields[2] < since:
+            continue
+        if fields[1] == leader:
+            found.append(pid)
             continue
         try:
             mine = entry.stat().st_uid == uid
         except OSError:
             continue
-        if fields[1] == leader or (mine and _carries(pid, needle)):
+        if mine and _carries(pid, needle):
             found.append(pid)
     return found
 
@@ -144,6 +151,8 @@ class Job:
         self.err = None if stderr_cap is None else Drain(self.proc.stderr, stderr_cap)
         for drain in self.drains:
             drain.start()
+        fields = _stat_fields(self.proc.pid)
+        self.since = fields[2] if fields else 0  # descendants start no earlier than the shell
         self.killed_stragglers = 0
         self._lock = threading.Lock()
 
@@ -181,7 +190,7 @@ class Job:
         """
         with self._lock:
             killed: set[int] = set()
-            found = stragglers(self.proc.pid, self.mark)
+            found = stragglers(self.proc.pid, self.mark, self.since)
             for _ in range(5):
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)
@@ -193,10 +202,10 @@ class Job:
                     except (ProcessLookupError, PermissionError):
                         pass
                 killed.update(found)
-                found = [pid for pid in stragglers(self.proc.pid, self.mark) if pid not in killed or _alive(pid)]
-                if not found:
+                if not found:  # nothing besides the shell: nothing left that could fork
                     break
                 time.sleep(0.01)
+                found = [p for p in stragglers(self.proc.pid, self.mark, self.since) if p not in killed or _alive(p)]
             self.proc.wait()
             self.killed_stragglers += len(killed)
             return len(killed)
