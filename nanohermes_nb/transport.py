@@ -481,7 +481,12 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
     client = httpx.Client(transport=transport or _GuardedTransport(deadline, refuse_private_addresses),
                           timeout=httpx.Timeout(timeout), follow_redirects=False,
                           trust_env=not (guarded and refuse_private_addresses))
-    current = httpx.URL(url)
+    try:
+        current = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise TransportError(f"invalid URL {str(url)[:200]!r}: {exc}") from None
+    if current.scheme not in ("http", "https") or not current.host:
+        raise TransportError(f"invalid URL {str(url)[:200]!r}: only http(s) URLs with a host are fetched")
     send_headers = {"Accept-Encoding": _ACCEPT_ENCODING, **(headers or {})}
     try:
         with client:
@@ -527,6 +532,15 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     if when is None:
         return None
     return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def _json_bytes(body: Mapping[str, Any]) -> bytes:
+    """The request body as UTF-8 JSON; text with a lone surrogate (from a log) is sent
+    \\u-escaped, since UTF-8 cannot carry it."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, ensure_ascii=True).encode("ascii")
 
 
 class ChatClient:
@@ -583,7 +597,7 @@ class ChatClient:
     def post(self, body: Mapping[str, Any]) -> Any:
         """The scrubbed parsed JSON of the reply; raises ``TransportError`` (scrubbed) on failure."""
         try:
-            return self.scrub.json(self._post(json.dumps(body, ensure_ascii=False).encode("utf-8")))
+            return self.scrub.json(self._post(_json_bytes(body)))
         except TransportError as exc:
             raise type(exc)(self.scrub(exc.reason), status=exc.status) from None
 

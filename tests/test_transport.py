@@ -261,3 +261,18 @@ def test_a_drip_fed_chat_reply_times_out_as_a_summarizer_failure(server: Hostile
     result, seconds = _timed(lambda: compact(session(10), budget=1000, summarizer=llm))
     assert result.note == PLACEHOLDER_NOTE and "timed out after 1 s" in result.failure
     assert seconds < 3
+
+
+def test_an_excerpt_with_a_lone_surrogate_is_still_sent(server: Hostile) -> None:
+    server.script = [(200, {}, chat_reply("ok"))]
+    assert OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m")("user: \ud800 from a broken log\n") == "ok"
+    assert server.requests[0]["body"]["messages"][1]["content"] == "user: \ud800 from a broken log\n"
+
+
+def test_bad_urls_are_one_line_errors() -> None:
+    for url in ("http://[::1", "not a url", ""):
+        with pytest.raises(tp.TransportError) as err:
+            fetch("GET", url, timeout=1, max_bytes=MiB)
+        assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="http"):
+        ChatClient("ftp://example.com/v1")
