@@ -33,7 +33,7 @@ ROOT = HERE.parent
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[hostile.Case]:
+def hostile_corpus(tmp_path_factory: pytest.TempPathFactory) -> list[hostile.Case]:
     return hostile.build_corpus(tmp_path_factory.mktemp("hostile") / "corpus")
 
 
@@ -42,20 +42,20 @@ def _clean_line(message: str, path: Path) -> bool:
             and len(message) < len(str(path)) + 400)
 
 
-def test_corpus_covers_every_format_field_and_kind(corpus: list[hostile.Case]) -> None:
-    assert len(corpus) >= 100
-    families = Counter(case.name.split("_")[0] for case in corpus)
+def test_corpus_covers_every_format_field_and_kind(hostile_corpus: list[hostile.Case]) -> None:
+    assert len(hostile_corpus) >= 100
+    families = Counter(case.name.split("_")[0] for case in hostile_corpus)
     assert set(families) == {"field", "truncated", "enc", "nest", "num", "huge", "shape", "special"}
     assert all(count >= 6 for count in families.values()), families
-    bases = {case.name.split("_")[1] for case in corpus if case.name.startswith("field_")}
+    bases = {case.name.split("_")[1] for case in hostile_corpus if case.name.startswith("field_")}
     assert bases == {"openai", "legacy", "anthropic", "mini", "swe", "openhands", "langchain"}
-    special = {case.name for case in corpus if case.name.startswith("special_")}
+    special = {case.name for case in hostile_corpus if case.name.startswith("special_")}
     assert {"special_fifo", "special_socket", "special_directory", "special_dev_zero"} <= special
 
 
-def test_every_hostile_file_is_one_line_naming_file_and_place(corpus: list[hostile.Case]) -> None:
+def test_every_hostile_file_is_one_line_naming_file_and_place(hostile_corpus: list[hostile.Case]) -> None:
     failures, slowest = [], 0.0
-    for case in corpus:
+    for case in hostile_corpus:
         started = time.perf_counter()
         try:
             loaded = load_transcript(case.path)
@@ -76,9 +76,9 @@ def test_every_hostile_file_is_one_line_naming_file_and_place(corpus: list[hosti
     assert slowest < 1.0, f"a small hostile file took {slowest:.2f} s"  # a hang guard, not a speed target
 
 
-def test_the_issue_s_misleading_errors_now_say_what_is_wrong(corpus: list[hostile.Case]) -> None:
+def test_the_issue_s_misleading_errors_now_say_what_is_wrong(hostile_corpus: list[hostile.Case]) -> None:
     errors = {}
-    for case in corpus:
+    for case in hostile_corpus:
         if not case.huge:
             try:
                 load_transcript(case.path)
@@ -95,24 +95,24 @@ def test_the_issue_s_misleading_errors_now_say_what_is_wrong(corpus: list[hostil
         "function 'arguments' must be a string of JSON (got array)")
 
 
-def _cli_calls(corpus: list[hostile.Case]) -> list[list[str]]:
+def _cli_calls(hostile_corpus: list[hostile.Case]) -> list[list[str]]:
     """Every file once, the command taken in turn (all three share the loading path);
     the non-regular files under all three commands."""
     commands = ("ledger", "check", "compact")
-    calls = [[commands[k % 3], str(case.path)] for k, case in enumerate(corpus)]
-    for case in corpus:
+    calls = [[commands[k % 3], str(case.path)] for k, case in enumerate(hostile_corpus)]
+    for case in hostile_corpus:
         if case.name.startswith("special_"):
             calls.extend([command, str(case.path)] for command in commands if [command, str(case.path)] not in calls)
     return calls
 
 
-def test_cli_exits_2_with_one_line_on_every_hostile_file(corpus: list[hostile.Case], tmp_path: Path) -> None:
-    calls = _cli_calls(corpus)
+def test_cli_exits_2_with_one_line_on_every_hostile_file(hostile_corpus: list[hostile.Case], tmp_path: Path) -> None:
+    calls = _cli_calls(hostile_corpus)
     (tmp_path / "calls.json").write_text(json.dumps(calls))
     subprocess.run([sys.executable, str(HERE / "hostile.py"), str(tmp_path / "calls.json"),
                     str(tmp_path / "results.json"), "10"], check=True, timeout=400, cwd=ROOT)
     results = json.loads((tmp_path / "results.json").read_text())
-    assert len(results) == len(calls) >= len(corpus)
+    assert len(results) == len(calls) >= len(hostile_corpus)
     assert Counter(r["argv"][0] for r in results)["compact"] >= 100
     bad = []
     for r in results:
@@ -126,8 +126,8 @@ def test_cli_exits_2_with_one_line_on_every_hostile_file(corpus: list[hostile.Ca
 @pytest.mark.parametrize("name, command", [("special_fifo", "ledger"), ("special_fifo", "check"),
                                            ("special_fifo", "compact"), ("nest_array_100000.json", "ledger"),
                                            ("num_int_4301_digits.json", "compact"), ("num_nan.json", "check")])
-def test_the_real_entry_point_on_the_worst_files(corpus: list[hostile.Case], name: str, command: str) -> None:
-    path = next(case.path for case in corpus if case.name == name)
+def test_the_real_entry_point_on_the_worst_files(hostile_corpus: list[hostile.Case], name: str, command: str) -> None:
+    path = next(case.path for case in hostile_corpus if case.name == name)
     done = subprocess.run([sys.executable, "-m", "nanohermes_nb", command, str(path)], capture_output=True,
                           text=True, timeout=30, cwd=ROOT)
     assert done.returncode == 2 and done.stdout == ""
