@@ -2,8 +2,9 @@
 
 The store is a JSON file (default ``~/.nanohermes/memory.json``) of at most
 ``memory_max_entries`` entries, each cut to ``memory_max_text_chars`` characters on
-write; the oldest entries are evicted first. Writes are atomic, and a corrupt file
-is reported and left alone. Each turn, ``inject`` retrieves the top entries for
+write; the oldest entries are evicted first. Writes are atomic and made under an
+advisory lock, so concurrent writers lose nothing; a corrupt file is reported and
+left alone. Each turn, ``inject`` retrieves the top entries for
 the user's query (BM25 over English words and jieba-segmented Chinese), renders
 them within ``memory_inject_char_budget`` characters, and swaps the block at the
 end of the system message, so the rest of the prefix stays byte-identical.
@@ -12,16 +13,20 @@ end of the system message, so the rest of the prefix stays byte-identical.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import functools
 import json
 import logging
 import os
 import re
+import stat
 import tempfile
-from dataclasses import asdict, dataclass
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .budgets import DEFAULT_BUDGETS, Budgets
 
@@ -47,6 +52,12 @@ BLOCK_HEADER = ("Relevant memories retrieved from past sessions (distilled autom
                 "takes precedence):")
 _BLOCK_SEPARATOR = "\n\n"  # between the system text and an appended block
 _STORE_VERSION = 1
+LOCK_WAIT = 10.0  # seconds a writer waits for another one before giving up
+# the store's layout: one entry per line, readable and diffable
+_HEAD = f'{{\n "version": {_STORE_VERSION},\n "entries": [\n  '
+_SEP = ",\n  "
+_FOOT = "\n ]\n}\n"
+_EMPTY = f'{{\n "version": {_STORE_VERSION},\n "entries": []\n}}\n'
 
 
 class MemoryStoreError(Exception):
@@ -164,9 +175,13 @@ def _now() -> str:
 class MemoryStore:
     """Memory entries in one JSON file, oldest first; at most ``memory_max_entries``.
 
-    Every read checks the file; every write is read-modify-write, atomic (temp file
-    in the same folder, fsync, ``os.replace``), and refused when the file on disk is
-    corrupt, so a damaged store is never overwritten.
+    Every read checks the file; every write is read-modify-write under an advisory
+    ``flock`` on the store's folder (another writer waits, at most ``LOCK_WAIT``
+    seconds), atomic (temp file in the same folder, fsync, ``os.replace``), and
+    refused when the file on disk is unreadable, so a damaged store is never
+    overwritten. Temp files left by a writer that was killed are removed by the
+    next writer, under the lock (a live writer's temp file exists only while it
+    holds the lock).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
@@ -176,6 +191,8 @@ class MemoryStore:
         self._stamp: tuple[int, int, int] | None = None
         self._entries: tuple[MemoryEntry, ...] = ()
         self._index: MemoryIndex | None = None
+        self._lines: dict[str, MemoryEntry] = {}  # a store line already parsed -> its entry
+        self._texts: dict[MemoryEntry, str] = {}  # an entry -> its store line
 
     def __repr__(self) -> str:
         return f"MemoryStore({str(self.path)!r})"
@@ -192,40 +209,99 @@ class MemoryStore:
             raise self._fail(f"not UTF-8 text (bad byte at offset {e.start})") from None
         if not text.strip():
             return ()
+        known = self._parse_known(text)
+        if known is not None:
+            return known
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise self._fail(f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:
+            raise self._fail("not a memory store: nested too deeply") from None
+        except ValueError as e:  # e.g. an integer of more than 4,300 digits
+            raise self._fail(f"not a memory store: {e}") from None
         items = data.get("entries") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise self._fail("expected an object with an 'entries' list")
-        entries = []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise self._fail(f"entries[{i}] is not an object")
-            kind, body, created = item.get("kind"), item.get("text"), item.get("created", "")
-            if not isinstance(kind, str) or not isinstance(body, str):
-                raise self._fail(f"entries[{i}] needs string 'kind' and 'text'")
-            entries.append(MemoryEntry(kind, body, created if isinstance(created, str) else str(created)))
-        return tuple(entries)
+        return tuple(self._entry(i, item) for i, item in enumerate(items))
 
-    def entries(self) -> tuple[MemoryEntry, ...]:
-        """The stored entries, oldest first (empty when the file does not exist yet)."""
+    def _parse_known(self, text: str) -> tuple[MemoryEntry, ...] | None:
+        """The entries of a file in the layout ``_write`` produces, reusing the lines seen
+        before (a writer re-reads the store on every add); None for any other layout.
+
+        Each line is a complete JSON object (JSON escapes line breaks inside strings),
+        so header, lines and footer checked here make a valid document.
+        """
+        if not (text.startswith(_HEAD) and text.endswith(_FOOT)) or text == _EMPTY:
+            return () if text == _EMPTY else None
+        lines = text[len(_HEAD):-len(_FOOT)].split(_SEP)
+        out = []
+        for i, line in enumerate(lines):
+            entry = self._lines.get(line)
+            if entry is None:
+                try:
+                    item = json.loads(line)
+                except (ValueError, RecursionError):
+                    return None  # let the general parse report it
+                entry = self._entry(i, item)
+                self._remember(line, entry)
+            out.append(entry)
+        return tuple(out)
+
+    def _remember(self, line: str, entry: MemoryEntry) -> None:
+        if len(self._lines) > 4 * max(self.budgets.memory_max_entries, 1000):
+            self._lines.clear()
+            self._texts.clear()
+        self._lines[line] = entry
+        self._texts[entry] = line
+
+    def _line(self, entry: MemoryEntry) -> str:
+        line = self._texts.get(entry)
+        if line is None:
+            line = json.dumps({"kind": entry.kind, "text": entry.text, "created": entry.created}, ensure_ascii=False)
+            self._remember(line, entry)
+        return line
+
+    def _entry(self, i: int, item: Any) -> MemoryEntry:
+        if not isinstance(item, dict):
+            raise self._fail(f"entries[{i}] is not an object")
+        kind, body, created = item.get("kind"), item.get("text"), item.get("created", "")
+        if not isinstance(kind, str) or not isinstance(body, str):
+            raise self._fail(f"entries[{i}] needs string 'kind' and 'text'")
+        if created is None:
+            created = ""
+        if not isinstance(created, str):
+            raise self._fail(f"entries[{i}] 'created' must be a string (an ISO 8601 time)")
+        return MemoryEntry(kind, body, created)
+
+    def _read(self, fresh: bool = False) -> tuple[tuple[int, int, int] | None, tuple[MemoryEntry, ...]]:
+        """(stamp, entries) of the file as it is now; a missing file is an empty store.
+
+        ``fresh`` skips the cache: a writer must not trust (mtime, size, inode), since
+        a freed inode number can come back with the same size within one clock tick.
+        """
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._stamp, self._entries, self._index = None, (), None
-            return ()
+            return None, ()
         except OSError as e:
             raise self._fail(f"cannot be read ({e.strerror})") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise self._fail("is not a regular file")
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        if stamp != self._stamp:
-            try:
-                raw = self.path.read_bytes()
-            except OSError as e:
-                raise self._fail(f"cannot be read ({e.strerror})") from None
-            self._entries, self._index = self._parse(raw), None
-            self._stamp = stamp
+        if stamp == self._stamp and not fresh:
+            return stamp, self._entries
+        try:
+            raw = self.path.read_bytes()
+        except OSError as e:
+            raise self._fail(f"cannot be read ({e.strerror})") from None
+        return stamp, self._parse(raw)
+
+    def entries(self) -> tuple[MemoryEntry, ...]:
+        """The stored entries, oldest first (empty when the file does not exist yet)."""
+        stamp, entries = self._read()
+        if stamp != self._stamp or entries is not self._entries:
+            self._stamp, self._entries, self._index = stamp, entries, None
         return self._entries
 
     def __len__(self) -> int:
@@ -249,12 +325,37 @@ class MemoryStore:
         cap = self.budgets.memory_max_text_chars
         return MemoryEntry(_one_line(kind), _one_line(text)[:cap], created or _now())
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive advisory lock on the store's folder (no lock file to leave behind)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        if not _lock(fd, LOCK_WAIT):
+            raise MemoryStoreError(f"{self.path}: another writer has held the store's lock for "
+                                   f"{LOCK_WAIT:g} s; nothing was written")
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def _temp_prefix(self) -> str:
+        return f".{self.path.name}."
+
+    def _remove_stale_temps(self) -> None:
+        """Temp files of writers that died mid-write (only called under the lock)."""
+        prefix = self._temp_prefix()
+        for entry in os.scandir(self.path.parent):
+            if entry.name.startswith(prefix) and entry.name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
     def _write(self, entries: Sequence[MemoryEntry]) -> None:
         """Replace the file atomically: a crash leaves the old file or the new one, never half."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps({"version": _STORE_VERSION, "entries": [asdict(e) for e in entries]},
-                             ensure_ascii=False, indent=1) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        payload = _HEAD + _SEP.join(self._line(e) for e in entries) + _FOOT if entries else _EMPTY
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self._temp_prefix(), suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(payload)
@@ -267,26 +368,24 @@ class MemoryStore:
             except FileNotFoundError:
                 pass
             raise
-        try:
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
+        _fsync_folder(self.path.parent)
 
     def add_many(self, items: Iterable[MemoryEntry | Mapping[str, Any] | tuple[str, str]]
                  ) -> list[MemoryEntry]:
-        """Append entries (text cut to ``memory_max_text_chars``), evict the oldest, write once."""
+        """Append entries (text cut to ``memory_max_text_chars``), evict the oldest, write once.
+
+        The file is read again under the lock, so an entry another process added
+        in the meantime is kept.
+        """
         new = [self._normalize(item) for item in items]
-        entries = list(self.entries()) + new  # raises on a corrupt file: nothing is written
-        cap = self.budgets.memory_max_entries
-        if len(entries) > cap:
-            entries = entries[len(entries) - cap:]
-        self._write(entries)
+        with self._locked():
+            self._remove_stale_temps()
+            _, current = self._read(fresh=True)  # raises on an unreadable file: nothing is written
+            entries = list(current) + new
+            cap = self.budgets.memory_max_entries
+            if len(entries) > cap:
+                entries = entries[len(entries) - cap:]
+            self._write(entries)
         return new
 
     def add(self, kind: str, text: str) -> MemoryEntry:
@@ -309,6 +408,54 @@ class MemoryStore:
     def search(self, query: str, k: int | None = None) -> list[MemoryEntry]:
         """Top ``k`` entries for ``query`` by BM25, best first; only entries sharing a term."""
         return [e for e, _ in self.scored(query, k)]
+
+
+def _lock(fd: int, seconds: float) -> bool:
+    """``flock(fd, LOCK_EX)`` waiting at most ``seconds``; False (fd closed) on timeout.
+
+    The wait is a blocking ``flock`` in a helper thread: the kernel hands the lock
+    to a waiter as soon as it is released, where polling with ``LOCK_NB`` would
+    let a busy writer take it again and again and starve the others.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        pass
+    state = {"given_up": False}
+    guard = threading.Lock()
+    got = threading.Event()
+
+    def wait() -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with guard:
+            if state["given_up"]:
+                os.close(fd)  # too late: release it at once
+                return
+            got.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    if got.wait(seconds):
+        return True
+    with guard:
+        if got.is_set():
+            return True
+        state["given_up"] = True
+    return False
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every filesystem allows it)."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
 # --------------------------------------------------------------------------- the block

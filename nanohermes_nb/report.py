@@ -23,9 +23,12 @@ __all__ = [
     "html_table",
     "compaction_html",
     "STATUS_COLOURS",
+    "NO_MATH",
 ]
 
 NEWLINE_MARK = "\u23ce"  # ⏎
+# classes MathJax skips (2: tex2jax_ignore, 3: mathjax_ignore): "$5 and $10" in a message is not math
+NO_MATH = "tex2jax_ignore mathjax_ignore"
 STATUS_COLOURS = {
     "kept": "#e8f5e9",
     "dropped": "#fdecea",
@@ -120,8 +123,8 @@ def text_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLU
 
 
 def html_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLUMNS, caption: str = "") -> str:
-    """A small HTML table, rows coloured by status (or marker)."""
-    out = ['<table style="border-collapse:collapse;font-family:monospace;font-size:12px">']
+    """A small HTML table, rows coloured by status (or marker); MathJax skips it (``NO_MATH``)."""
+    out = [f'<table class="{NO_MATH}" style="border-collapse:collapse;font-family:monospace;font-size:12px">']
     if caption:
         out.append(f"<caption style='text-align:left'>{html.escape(caption)}</caption>")
     out.append("<tr>" + "".join(f"<th style='text-align:left;padding:2px 6px'>{c}</th>" for c in columns) + "</tr>")
@@ -137,4 +140,4 @@ def html_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLU
 
 
 def compaction_html(result: Any) -> str:
-    return f"<p>{html.escape(result.describe())}</p>" + html_table(compaction_rows(result))
+    return f'<p class="{NO_MATH}">{html.escape(result.describe())}</p>' + html_table(compaction_rows(result))

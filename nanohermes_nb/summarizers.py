@@ -4,7 +4,8 @@ A summarizer is any callable ``excerpt -> str | None``. ``compact`` treats ``Non
 an empty string or an exception as failure and falls back to the placeholder note.
 
 - ``OpenAICompatibleSummarizer``: one non-streaming chat-completions request, no
-  tools, temperature 0 by default (SPEC section 4). Every failure raises
+  tools, temperature 0 by default (SPEC section 4), over ``transport.ChatClient``
+  (total deadline, bounded reply, checked key). Every failure raises
   ``SummarizerError`` with a reason that never contains the API key.
 - ``ExtractiveSummarizer``: the offline default. Deterministic, no network; keeps
   the four things the summary prompt asks for (goal, decisions, file paths,
@@ -18,6 +19,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
+
+from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, TransportError
 
 __all__ = [
     "Summarizer",
@@ -63,7 +66,17 @@ class _Outcome:
 
 
 class OpenAICompatibleSummarizer:
-    """Summaries from any OpenAI-compatible ``/chat/completions`` endpoint over httpx."""
+    """Summaries from any OpenAI-compatible ``/chat/completions`` endpoint.
+
+    The request goes through ``transport.ChatClient``: a total deadline of ``timeout``
+    seconds, a reply read as a stream and refused past ``max_reply_bytes``, redirects
+    only within the endpoint's origin, and the API key checked when the summarizer is
+    built (``SummarizerError`` for a key with CR, LF, inner spaces or non-ASCII
+    characters; surrounding whitespace such as a file's trailing newline is stripped)
+    and scrubbed from every failure reason and from the summary itself, even when a
+    server echoes it. ``max_tries=1`` (default) is SPEC 4's single request; a larger
+    value retries 429/503 honouring ``Retry-After``.
+    """
 
     def __init__(
         self,
@@ -75,16 +88,23 @@ class OpenAICompatibleSummarizer:
         timeout: float = 30.0,
         max_words: int = 300,
         transport: Any = None,
+        max_tries: int = 1,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        refuse_private_addresses: bool = False,
     ) -> None:
         if not base_url:
             raise ValueError("OpenAICompatibleSummarizer needs a base_url")
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key or ""
+        try:
+            self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
+                                      max_tries=max_tries, refuse_private_addresses=refuse_private_addresses,
+                                      transport=transport)
+        except APIKeyError as exc:
+            raise SummarizerError(str(exc)) from None
+        self.base_url = self._client.base_url
         self.model = model
         self.temperature = temperature
         self.timeout = timeout
         self.max_words = max_words
-        self._transport = transport
         self.calls = 0
         self.failures: list[str] = []
 
@@ -99,15 +119,15 @@ class OpenAICompatibleSummarizer:
         return cls(base_url, env.get(ENV_API_KEY) or None, model, **options)
 
     def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
+        key = "set" if self._client.has_key else "none"
         return (
-            f"OpenAICompatibleSummarizer(base_url={self.base_url!r}, model={self.model!r}, "
+            f"OpenAICompatibleSummarizer(base_url={self._scrub(self.base_url)!r}, model={self.model!r}, "
             f"temperature={self.temperature}, timeout={self.timeout}, api_key=<{key}>)"
         )
 
     @property
     def endpoint(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return self._client.endpoint
 
     def request_body(self, excerpt: str) -> dict[str, Any]:
         """The exact JSON sent: two messages, no tools, not streamed."""
@@ -122,32 +142,16 @@ class OpenAICompatibleSummarizer:
         }
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        return self._client.scrub(text)
 
     def _post(self, excerpt: str) -> str:
-        import httpx
-
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            with httpx.Client(timeout=self.timeout, transport=self._transport) as client:
-                response = client.post(self.endpoint, json=self.request_body(excerpt), headers=headers)
-        except httpx.TimeoutException:
-            raise SummarizerError(f"timed out after {self.timeout:g} s ({self.endpoint})") from None
-        except httpx.ConnectError as exc:
-            raise SummarizerError(f"connection failed ({self.endpoint}): {self._scrub(str(exc))}") from None
-        except httpx.HTTPError as exc:
-            raise SummarizerError(
-                f"request failed ({self.endpoint}): {type(exc).__name__}: {self._scrub(str(exc))}"
-            ) from None
-        if response.status_code >= 400:
-            body = " ".join(response.text.split())[:200]
-            raise SummarizerError(f"HTTP {response.status_code} from {self.endpoint}: {self._scrub(body)}")
+            data = self._client.post(self.request_body(excerpt))
+        except TransportError as exc:
+            raise SummarizerError(str(exc)) from None
         try:
-            data = response.json()
             content = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError) as exc:
             raise SummarizerError(
                 f"malformed response from {self.endpoint}: {type(exc).__name__}: {self._scrub(str(exc))[:120]}"
             ) from None

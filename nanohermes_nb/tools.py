@@ -12,19 +12,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import httpx
+import re2
 
 from .budgets import DEFAULT_BUDGETS, Budgets
 from .clamp import clamp, utf8_boundary
+from .processes import Job
+from .transport import AddressRefused, ConnectFailed, RedirectRefused, TransportError, TransportTimeout, fetch
 
 __all__ = [
     "Tools",
@@ -41,8 +43,7 @@ __all__ = [
 ELLIPSIS = "\u2026"
 ARROW = "\u2192"
 DEFAULT_COMMAND_TIMEOUT = 120.0  # seconds, run_command `timeout` default
-DEFAULT_WEB_TIMEOUT = 30.0  # seconds, per network operation of web_fetch
-_CHUNK = 1 << 16
+DEFAULT_WEB_TIMEOUT = 30.0  # seconds, the whole of one web_fetch (connect, redirects, body)
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a file binary
 _SKIP_DIRS = frozenset({".git"})
 
@@ -94,10 +95,11 @@ def tool_specs(budgets: Budgets = DEFAULT_BUDGETS) -> tuple[ToolSpec, ...]:
                                     "description": f"lines to show (default {b.read_max_lines})"}},
                          ["path"])),
         ToolSpec("grep",
-                 "Search file contents with a Python regular expression; rows are "
+                 "Search file contents with a regular expression (RE2 syntax, like Rust's regex: "
+                 "no backreferences or look-around); rows are "
                  f"`path:line: text`. Skips .git, binary files and files over "
                  f"{b.grep_max_file_bytes} bytes; stops after {b.grep_max_matches} matches.",
-                 _schema({"pattern": {"type": "string", "description": "Python regular expression"},
+                 _schema({"pattern": {"type": "string", "description": "regular expression (RE2 syntax)"},
                           "path": {"type": "string",
                                    "description": "file or folder to search, relative (default: workspace)"}},
                          ["pattern"])),
@@ -200,73 +202,29 @@ def _split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def _cut_captured(buf: bytes, total: int, cap: int) -> tuple[bytes, int]:
-    """The kept head of a captured stream (never splitting a character) and bytes not shown."""
-    if total <= cap:
-        return buf, 0
-    end = utf8_boundary(buf, cap)
-    return buf[:end], total - end
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print each refused pattern on stderr
+_RE2_LIMITS = "RE2 runs in linear time, like Rust's regex: no backreferences, no look-around"
 
 
-class _Drain(threading.Thread):
-    """Reads a pipe to EOF, keeping the first ``cap`` bytes and counting the rest.
-
-    Reading never stops at the cap: a child blocked on a full pipe would never exit.
-    """
-
-    def __init__(self, stream: Any, cap: int) -> None:
-        super().__init__(daemon=True)
-        self.fd = stream.fileno()
-        self.stream = stream
-        self.cap = cap
-        self.keep = cap + 4  # a few spare bytes so the cut can land on a character boundary
-        self.buf = bytearray()
-        self.total = 0
-        self.lock = threading.Lock()
-
-    def run(self) -> None:
-        try:
-            while True:
-                chunk = os.read(self.fd, _CHUNK)
-                if not chunk:
-                    break
-                with self.lock:
-                    room = self.keep - len(self.buf)
-                    if room > 0:
-                        self.buf += chunk[:room]
-                    self.total += len(chunk)
-        except OSError:
-            pass
-        finally:
-            try:
-                self.stream.close()
-            except OSError:
-                pass
-
-    def snapshot(self) -> tuple[str, int]:
-        """Kept text so far and the number of bytes not shown."""
-        with self.lock:
-            kept, cut = _cut_captured(bytes(self.buf), self.total, self.cap)
-        return kept.decode("utf-8", "replace"), cut
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process's whole group (it leads its own session), grandchildren too."""
+def _re2_compile(pattern: str, what: str) -> Any:
+    """A compiled RE2 pattern, or a ``ToolError`` that says why RE2 cannot take it."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise ToolError(f"invalid {what} {pattern!r}: {detail} ({_RE2_LIMITS})") from None
+    except (TypeError, UnicodeError) as exc:
+        raise ToolError(f"invalid {what} {pattern!r}: {exc}") from None
 
 
-def _spawn(command: str, cwd: Path, stderr: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=stderr, start_new_session=True,
-    )
+def _glob_regex(pattern: str) -> Any:
+    """A glob over ``/``-separated relative paths: ``*`` ``?`` ``[..]`` within a part, ``**`` across.
 
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``*`` ``?`` ``[..]`` within a part, ``**`` across."""
+    Compiled with RE2: a pattern such as ``*a*a*a*a*b`` over a long name costs linear time.
+    """
     out, i, n = [], 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -291,7 +249,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             while j < n and pattern[j] != "]":
                 j += 1
             if j >= n:
-                out.append(re.escape(c))
+                out.append(re2.escape(c))
                 i += 1
                 continue
             body = pattern[i + 1:j]
@@ -301,9 +259,9 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(f"[{'^' if neg else ''}{body}]")
             i = j + 1
         else:
-            out.append(re.escape(c))
+            out.append(re2.escape(c))
             i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    return _re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
 
 
 class _TextOfHTML(HTMLParser):
@@ -388,17 +346,32 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/java
 class _Task:
     id: str
     command: str
-    proc: subprocess.Popen
-    drain: _Drain
+    job: Job
     started: float = field(default_factory=time.monotonic)
 
+    @property
+    def proc(self) -> Any:
+        return self.job.proc
+
+    @property
+    def drain(self) -> Any:
+        return self.job.out
+
     def status(self) -> str:
-        code = self.proc.poll()
-        if code is None:
-            return "running"
-        if code < 0:
-            return f"killed (signal {-code})"
-        return f"exited (code {code})"
+        return self.job.status()
+
+
+def _watch(job: Job) -> None:
+    """A background task's shell has exited: end what it left running."""
+    job.wait_exit(None)
+    job.end()
+
+
+def _end_jobs(jobs: list[Job]) -> None:
+    """Kill every job still running (called by ``close``, and when a ``Tools`` is collected)."""
+    for job in jobs:
+        job.end()
+        job.join(2.0)
 
 
 # --------------------------------------------------------------------------- tools
@@ -410,6 +383,14 @@ class Tools:
     Use as a context manager (or call ``close``) so background tasks are killed.
     Per-tool methods raise ``ToolError`` on bad input and return the unclamped
     text; ``run`` turns errors into text; ``dispatch`` also clamps.
+
+    ``run_command`` and ``start_task`` run any shell command with the caller's
+    rights: they are no sandbox (``docs/safety.md``). Whatever a command leaves
+    running is killed when it returns (``run_command``) or exits (a task), and
+    ``close`` ends every task. ``web_timeout`` is the total time of one fetch;
+    ``refuse_private_addresses=True`` makes ``web_fetch`` refuse hosts that resolve
+    to loopback, private or link-local addresses, redirects included (off by
+    default, as in the original).
     """
 
     def __init__(
@@ -419,6 +400,7 @@ class Tools:
         *,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         web_timeout: float = DEFAULT_WEB_TIMEOUT,
+        refuse_private_addresses: bool = False,
     ) -> None:
         if not isinstance(budgets, Budgets):
             raise TypeError(f"budgets must be a Budgets, got {type(budgets).__name__}")
@@ -430,7 +412,10 @@ class Tools:
         self.budgets = budgets
         self.command_timeout = float(command_timeout)
         self.web_timeout = float(web_timeout)
+        self.refuse_private_addresses = bool(refuse_private_addresses)
         self.tasks: dict[str, _Task] = {}
+        self._jobs: list[Job] = []  # every background job started, for close() and the finalizer
+        self._finalizer = weakref.finalize(self, _end_jobs, self._jobs)
         self._next_task = 1
         self._methods: dict[str, Callable[..., str]] = {
             "read_file": self.read_file,
@@ -460,15 +445,8 @@ class Tools:
         return clamp(self.run(name, args), self.budgets.max_output)
 
     def close(self) -> None:
-        """Kill every background task still running (its whole process group)."""
-        for task in self.tasks.values():
-            if task.proc.poll() is None:
-                _kill_group(task.proc)
-            try:
-                task.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-            task.drain.join(timeout=2)
+        """End every process a background task started (its whole group and its descendants)."""
+        _end_jobs(self._jobs)
 
     def __enter__(self) -> "Tools":
         return self
@@ -555,12 +533,15 @@ class Tools:
     # ---- grep
 
     def grep(self, pattern: str, path: str | None = None) -> str:
-        """``path:line: text`` rows for a regex; big, binary and .git files skipped."""
+        """``path:line: text`` rows for a regex; big, binary and .git files skipped.
+
+        The pattern is RE2 syntax, searched in linear time like the original's Rust
+        ``regex`` crate, so no pattern can hang it; RE2 refuses the same constructs
+        (backreferences, look-around). Its ``\\w``, ``\\d``, ``\\s`` and ``\\b`` are
+        ASCII-only (use ``\\pL``, ``\\p{Han}`` … for other scripts).
+        """
         b = self.budgets
-        try:
-            rx = re.compile(pattern)
-        except re.error as e:
-            raise ToolError(f"invalid regular expression {pattern!r}: {e}") from None
+        rx = _re2_compile(pattern, "regular expression")
         start = self._resolve(path) if path is not None else self.root
         if not start.exists():
             raise ToolError(f"{path} does not exist")
@@ -610,69 +591,44 @@ class Tools:
     # ---- run_command
 
     def run_command(self, command: str, timeout: float | None = None) -> str:
-        """Run a shell command; exit code, then stdout, then ``[stderr]``, each capped."""
+        """Run a shell command; exit code, then stdout, then ``[stderr]``, each capped.
+
+        When the call returns nothing the command started is still running: its
+        process group and every descendant carrying its mark are killed, and a line
+        after the exit code says how many background processes that ended.
+        """
         b = self.budgets
         if not command.strip():
             raise ToolError("command is empty")
         limit = self.command_timeout if timeout is None else float(timeout)
         if not limit > 0:
             raise ToolError(f"timeout must be > 0 seconds, got {timeout}")
-        proc = _spawn(command, self.root, subprocess.PIPE)
-        out = _Drain(proc.stdout, b.command_capture_bytes)
-        err = _Drain(proc.stderr, b.command_capture_bytes)
-        out.start()
-        err.start()
-        deadline = time.monotonic() + limit
-        timed_out = False
+        job = Job(command, self.root, b.command_capture_bytes, b.command_capture_bytes)
+        exited = False
         try:
-            code = proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            code = proc.wait()
-        # background children may still hold the pipes: wait until the deadline, then kill them
-        for drain in (out, err):
-            drain.join(timeout=max(deadline - time.monotonic(), 0.0))
-        lingering = out.is_alive() or err.is_alive()
-        if lingering:
-            _kill_group(proc)
-            for drain in (out, err):
-                drain.join(timeout=2.0)
-        if timed_out:
-            head = f"timed out after {limit:g}s; process group killed"
-        else:
-            head = f"exit code: {code}" + (f" (killed by signal {-code})" if code < 0 else "")
-            if lingering:
-                head += (f"\nbackground processes still held the output open after {limit:g}s;"
-                         " process group killed")
-        stdout, out_cut = out.snapshot()
-        stderr, err_cut = err.snapshot()
-        parts = [head]
-        if stdout:
-            parts.append(stdout.rstrip("\n"))
-        if out_cut:
-            parts.append(f"{ELLIPSIS} stdout truncated ({out_cut} bytes not shown)")
-        if stderr or err_cut:
-            parts.append("[stderr]")
-            if stderr:
-                parts.append(stderr.rstrip("\n"))
-            if err_cut:
-                parts.append(f"{ELLIPSIS} stderr truncated ({err_cut} bytes not shown)")
-        return "\n".join(parts)
+            exited = job.wait_exit(limit)
+        finally:
+            left_running = job.end()  # always: nothing outlives the call, whatever happened
+        complete = job.join(2.0)
+        return "\n".join(_command_parts(job, exited, left_running, complete, limit))
 
     # ---- background tasks
 
     def start_task(self, command: str) -> str:
-        """Start a background command (stdout and stderr merged); returns its id."""
+        """Start a background command (stdout and stderr merged); returns its id.
+
+        When its shell exits, whatever it left running is killed; ``close`` ends it
+        and everything it started.
+        """
         if not command.strip():
             raise ToolError("command is empty")
-        proc = _spawn(command, self.root, subprocess.STDOUT)
-        drain = _Drain(proc.stdout, self.budgets.task_capture_bytes)
-        drain.start()
+        job = Job(command, self.root, self.budgets.task_capture_bytes, None)
+        self._jobs.append(job)
+        threading.Thread(target=_watch, args=(job,), daemon=True).start()
         task_id = f"t{self._next_task}"
         self._next_task += 1
-        self.tasks[task_id] = _Task(task_id, command, proc, drain)
-        return f"started task {task_id} (pid {proc.pid}); read it with task_output {{\"id\": \"{task_id}\"}}"
+        self.tasks[task_id] = _Task(task_id, command, job)
+        return f"started task {task_id} (pid {job.proc.pid}); read it with task_output {{\"id\": \"{task_id}\"}}"
 
     def task_output(self, id: str) -> str:
         """A background task's status line, then its kept output so far."""
@@ -682,7 +638,7 @@ class Tools:
             raise ToolError(f"no task {id!r} (tasks: {known})")
         status = task.status()
         if status != "running":
-            task.drain.join(timeout=2.0)  # let the drain reach EOF for the final count
+            task.job.join(2.0)  # let the drain reach EOF for the final count
         text, cut = task.drain.snapshot()
         body = f"task {task.id}: {status}"
         if text:
@@ -694,61 +650,104 @@ class Tools:
     # ---- web_fetch
 
     def web_fetch(self, url: str, max_chars: int | None = None) -> str:
-        """Readable text of an http(s) URL; body read up to the cap, text cut to ``max_chars``."""
+        """Readable text of an http(s) URL; body read up to the cap, text cut to ``max_chars``.
+
+        One fetch takes at most ``web_timeout`` seconds in all; the body is decoded
+        (gzip, deflate) while streaming and read only up to ``web_max_response_bytes``
+        decoded bytes; at most 5 redirects, to http(s) only.
+        """
         b = self.budgets
         chars = b.web_max_chars if max_chars is None else max_chars
         if chars < 1:
             raise ToolError(f"max_chars must be >= 1, got {max_chars}")
-        try:
-            parsed = httpx.URL(url)
-        except (httpx.InvalidURL, TypeError, ValueError) as e:
-            raise ToolError(f"invalid URL {url!r}: {e}") from None
-        if parsed.scheme not in ("http", "https"):
-            raise ToolError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
-        if not parsed.host:
-            raise ToolError(f"invalid URL {url!r}: no host")
+        _check_url(url)
         cap = b.web_max_response_bytes
-        body = bytearray()
-        truncated = False
-        try:
-            with httpx.Client(timeout=self.web_timeout, follow_redirects=True) as client:
-                with client.stream("GET", url, headers={"User-Agent": "nanohermes_nb"}) as resp:
-                    for chunk in resp.iter_bytes(_CHUNK):
-                        body += chunk
-                        if len(body) > cap:
-                            truncated = True
-                            break
-                    status, reason = resp.status_code, resp.reason_phrase
-                    ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
-                    charset = resp.charset_encoding
-        except httpx.TimeoutException:
-            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s)") from None
-        except httpx.ConnectError as e:
-            raise ToolError(f"could not connect to {url}: {e}") from None
-        except httpx.HTTPError as e:
-            raise ToolError(f"fetching {url} failed: {type(e).__name__}: {e}") from None
-        data = bytes(body[:utf8_boundary(bytes(body), cap)] if truncated else body)
-        text = self._web_text(data, ctype, charset)
+        reply = self._fetch(url, cap)
+        data = reply.body[:utf8_boundary(reply.body, cap)] if reply.truncated else reply.body
+        text = _web_text(data, reply.content_type, reply.charset)
         if len(text) > chars:
             text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
-        if truncated:
+        if reply.truncated:
             text = _note(text, f"[response truncated at {cap} bytes]")
-        if status >= 400:
-            text = _note(f"error: HTTP {status} {reason} for {url}", text) if text else \
-                f"error: HTTP {status} {reason} for {url}"
+        if reply.status >= 400:
+            head = f"error: HTTP {reply.status} {reply.reason} for {url}"
+            text = _note(head, text) if text else head
         return text
 
-    @staticmethod
-    def _web_text(data: bytes, ctype: str, charset: str | None) -> str:
+    def _fetch(self, url: str, cap: int) -> Any:
         try:
-            raw = data.decode(charset or "utf-8", "replace")
-        except LookupError:
-            raw = data.decode("utf-8", "replace")
-        head = raw.lstrip()[:200].lower()
-        if ctype in _HTML_TYPES or (not ctype and head.startswith(("<!doctype html", "<html"))):
-            return html_to_text(raw)
-        if ctype.startswith(_TEXT_TYPES) or ctype.endswith(("+json", "+xml")):
-            return raw
-        if not ctype and b"\x00" not in data[:_BINARY_SNIFF]:
-            return raw
-        return f"(binary content: {ctype or 'unknown type'}, {len(data)} bytes, not shown)"
+            return fetch("GET", url, headers={"User-Agent": "nanohermes_nb"}, timeout=self.web_timeout,
+                         max_bytes=cap, refuse_private_addresses=self.refuse_private_addresses)
+        except TransportTimeout:
+            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s)") from None
+        except ConnectFailed as e:
+            raise ToolError(f"could not connect to {url}: {e.reason.removeprefix('connection failed: ')}") from None
+        except AddressRefused as e:
+            raise ToolError(f"refused to fetch {url}: {e}") from None
+        except RedirectRefused as e:
+            raise ToolError(f"fetching {url}: {e}") from None
+        except TransportError as e:
+            raise ToolError(f"fetching {url} failed: {e}") from None
+
+
+def _check_url(url: str) -> None:
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as e:
+        raise ToolError(f"invalid URL {url!r}: {e}") from None
+    if parsed.scheme not in ("http", "https"):
+        raise ToolError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
+    if not parsed.host:
+        raise ToolError(f"invalid URL {url!r}: no host")
+
+
+_BOM_CHARSETS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                 (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def _web_text(data: bytes, ctype: str, charset: str | None) -> str:
+    """The body as text for the model; binary bodies (also those binary once decoded,
+    such as 20,000 NUL characters served as text/plain) become a one-line note."""
+    if charset is None:
+        charset = next((name for bom, name in _BOM_CHARSETS if data.startswith(bom)), None)
+    try:
+        raw = data.decode(charset or "utf-8", "replace")
+    except LookupError:
+        raw = data.decode("utf-8", "replace")
+    binary = f"(binary content: {ctype or 'unknown type'}, {len(data)} bytes, not shown)"
+    if "\x00" in raw:
+        return binary
+    head = raw.lstrip()[:200].lower()
+    if ctype in _HTML_TYPES or (not ctype and head.startswith(("<!doctype html", "<html"))):
+        return html_to_text(raw)
+    if ctype.startswith(_TEXT_TYPES) or ctype.endswith(("+json", "+xml")) or not ctype:
+        return raw
+    return binary
+
+
+def _command_parts(job: Job, exited: bool, left_running: int, complete: bool, limit: float) -> list[str]:
+    """The lines of a ``run_command`` result: head, stdout, ``[stderr]``, stderr, notes."""
+    if not exited:
+        head = f"timed out after {limit:g}s; process group killed"
+    else:
+        code = job.proc.returncode
+        head = f"exit code: {code}" + (f" (killed by signal {-code})" if code < 0 else "")
+        if left_running:
+            head += (f"\nbackground processes still running when the command ended were killed "
+                     f"({left_running})")
+    if not complete:
+        head += "\noutput still held open by a process outside the command's reach; not waited for"
+    stdout, out_cut = job.out.snapshot()
+    stderr, err_cut = job.err.snapshot() if job.err is not None else ("", 0)
+    parts = [head]
+    if stdout:
+        parts.append(stdout.rstrip("\n"))
+    if out_cut:
+        parts.append(f"{ELLIPSIS} stdout truncated ({out_cut} bytes not shown)")
+    if stderr or err_cut:
+        parts.append("[stderr]")
+        if stderr:
+            parts.append(stderr.rstrip("\n"))
+        if err_cut:
+            parts.append(f"{ELLIPSIS} stderr truncated ({err_cut} bytes not shown)")
+    return parts

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,146 @@ def test_inject_defaults_to_the_store_in_home(tmp_path, monkeypatch):
     assert (tmp_path / ".nanohermes" / "memory.json").is_file()
     out = inject([{"role": "system", "content": "base"}], "which package manager for installs")
     assert "use pnpm" in out[0]["content"]
+
+
+# ---------------------------------------------------------------- concurrent writers, killed writers, hostile stores
+
+_ADDER = """
+import sys
+from nanohermes_nb import DEFAULT_BUDGETS, MemoryStore
+store = MemoryStore(sys.argv[1], DEFAULT_BUDGETS.replace(memory_max_entries=5000))
+for i in range(int(sys.argv[3])):
+    store.add("fact", f"{sys.argv[2]} {i}")
+"""
+
+
+@pytest.fixture
+def fast_dir(tmp_path: Path):
+    """A folder on tmpfs when there is one: the lock is under test here, not the disk's fsync."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir=shm, prefix="nanohermes-test-"))
+    yield folder
+    for child in folder.iterdir():
+        child.unlink()
+    folder.rmdir()
+
+
+@pytest.mark.timeout(180)
+def test_two_processes_adding_1000_entries_each_lose_nothing(fast_dir: Path) -> None:
+    path = fast_dir / "memory.json"
+    writers = [subprocess.Popen([sys.executable, "-c", _ADDER, str(path), name, "1000"]) for name in ("A", "B")]
+    assert [w.wait(timeout=170) for w in writers] == [0, 0]
+    entries = MemoryStore(path, DEFAULT_BUDGETS.replace(memory_max_entries=5000)).entries()
+    assert len(entries) == 2000
+    assert {e.text for e in entries} == {f"{name} {i}" for name in "AB" for i in range(1000)}
+    for name in "AB":  # each writer's entries in its own order
+        assert [e.text for e in entries if e.text[0] == name] == [f"{name} {i}" for i in range(1000)]
+    assert sorted(os.listdir(fast_dir)) == ["memory.json"]
+
+
+_STUCK = """
+import os, sys, time
+from nanohermes_nb import MemoryStore
+os.replace = lambda *args: (open(sys.argv[2], "w").close(), time.sleep(60))  # dies before the swap
+MemoryStore(sys.argv[1]).add("fact", "never stored")
+"""
+
+
+def test_a_killed_writer_blocks_nobody_and_its_temp_file_is_removed(tmp_path: Path) -> None:
+    path, ready = tmp_path / "m.json", tmp_path / "ready"
+    MemoryStore(path).add("fact", "kept")
+    before = path.read_bytes()
+    writer = subprocess.Popen([sys.executable, "-c", _STUCK, str(path), str(ready)])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready.exists()
+    finally:
+        writer.kill()  # SIGKILL while it holds the lock with its temp file written
+        writer.wait()
+    leftovers = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert len(leftovers) == 1 and path.read_bytes() == before
+    MemoryStore(path).add("fact", "after")  # the kernel released the lock with the process
+    assert [e.text for e in MemoryStore(path).entries()] == ["kept", "after"]
+    assert sorted(os.listdir(tmp_path)) == ["m.json", "ready"]
+
+
+def test_a_writer_waits_for_the_lock_then_gives_up_with_a_clear_error(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from nanohermes_nb import memory
+
+    path = tmp_path / "m.json"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); "
+        "print('locked', flush=True); time.sleep(float(sys.argv[2]))"), str(tmp_path), "1.0"],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "locked\n"
+    started = time.monotonic()
+    MemoryStore(path).add("fact", "waited")  # blocks until the holder exits
+    assert time.monotonic() - started > 0.5 and len(MemoryStore(path)) == 1
+    holder.wait()
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # now this test holds it
+    try:
+        monkeypatch.setattr(memory, "LOCK_WAIT", 0.3)
+        with pytest.raises(MemoryStoreError, match=r"another writer has held the store's lock for 0.3 s"):
+            MemoryStore(path).add("fact", "gave up")
+    finally:
+        os.close(fd)
+    assert [e.text for e in MemoryStore(path).entries()] == ["waited"]
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"entries": [{"kind": "fact", "text": "x", "n": ' + b"9" * 5000 + b"}]}", "not a memory store:"),
+    (b'{"entries": {"kind": "fact"}}', "expected an object with an 'entries' list"),
+    (b'{"entries": [{"kind": 5, "text": "x"}]}', "entries[0] needs string 'kind' and 'text'"),
+    (b'{"entries": [{"kind": "fact", "text": "x", "created": 5}]}', "entries[0] 'created' must be a string"),
+    (b'{"entries": ["fact"]}', "entries[0] is not an object"),
+    ('{"entries": [{"kind": "fact", "text": "caf\u00e9"}]}'.encode("latin-1"), "not UTF-8 text"),
+    (b'{"entries": [', "not valid JSON at line 1"),
+])
+def test_an_unreadable_store_is_reported_and_never_overwritten(tmp_path: Path, content: bytes, reason: str) -> None:
+    path = tmp_path / "m.json"
+    path.write_bytes(content)
+    store = MemoryStore(path)
+    for attempt in (store.entries, lambda: store.add("fact", "would overwrite"), lambda: store.search("fact")):
+        with pytest.raises(MemoryStoreError) as err:
+            attempt()
+        assert str(err.value).startswith(f"{path}: ") and reason in str(err.value)
+        assert "\n" not in str(err.value)
+    assert path.read_bytes() == content
+    assert os.listdir(tmp_path) == ["m.json"]
+
+
+def test_a_store_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    (tmp_path / "dir.json").mkdir()
+    for path in (fifo, tmp_path / "dir.json"):
+        with pytest.raises(MemoryStoreError, match="is not a regular file"):
+            MemoryStore(path).entries()
+        with pytest.raises(MemoryStoreError, match="is not a regular file"):
+            MemoryStore(path).add("fact", "x")
+
+
+def test_the_store_file_is_one_entry_per_line_and_read_back_by_any_json_reader(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    store = MemoryStore(path)
+    store.add_many([("fact", 'quotes " and \\ and\nnewline'), ("project", "\u6587\u4ef6")])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == ["{", ' "version": 1,', ' "entries": ['] and lines[-2:] == [" ]", "}"]
+    assert len(lines) == 7
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert [e["text"] for e in data["entries"]] == ['quotes " and \\ and newline', "\u6587\u4ef6"]
+    hand_edited = {"entries": data["entries"] + [{"kind": "fact", "text": "edited by hand"}]}
+    path.write_text(json.dumps(hand_edited, indent=4), encoding="utf-8")  # another layout: parsed in full
+    assert [e.text for e in MemoryStore(path).entries()][-1] == "edited by hand"

@@ -164,6 +164,42 @@ def test_grep_default_match_cap_note(ws: Path) -> None:
     assert out.count("\n") == 200 and out.endswith(f"many.txt:200: hit\n{E} stopped after 200 matches")
 
 
+@pytest.mark.parametrize("pattern, line", [
+    ("(a+)+$", "a" * 30 + "!"),  # the pattern: exponential in a backtracking engine
+    ("(a+)+$", "a" * 100_000 + "!"),
+    ("(a|aa)+$", "a" * 50_000 + "!"),
+    ("(.*a){20}", "a" * 5_000),
+    ("^(\\w+\\s?)*$", "word " * 5_000 + "!"),
+])
+def test_grep_has_no_catastrophic_pattern(ws: Path, pattern: str, line: str) -> None:
+    (ws / "evil.txt").write_text(line + "\n" + "a\n")
+    start = time.monotonic()
+    out = tools(ws).run("grep", {"pattern": pattern})
+    assert time.monotonic() - start < 1.0  # linear time: a backtracking engine takes years on these
+    assert out.startswith("evil.txt:") or out.startswith("no matches")
+
+
+@pytest.mark.parametrize("pattern, why", [
+    ("(a)\\1", "invalid escape sequence: \\1"),  # a backreference
+    ("foo(?=bar)", "invalid perl operator: (?="),  # look-ahead
+    ("(?<!x)y", "invalid perl operator: (?<"),  # look-behind
+    ("a{1001}", "invalid repetition size: {1001}"),  # RE2 caps counted repetition at 1000
+])
+def test_grep_refuses_what_a_linear_engine_cannot_do(ws: Path, pattern: str, why: str) -> None:
+    (ws / "a.txt").write_text("foobar\n")
+    out = tools(ws).run("grep", {"pattern": pattern})
+    assert out.startswith(f"error: invalid regular expression {pattern!r}: {why}")
+    assert "no backreferences, no look-around" in out and "\n" not in out
+
+
+def test_glob_has_no_catastrophic_pattern(ws: Path) -> None:
+    (ws / ("a" * 200)).write_text("")
+    start = time.monotonic()
+    out = tools(ws).run("glob", {"pattern": "*a*a*a*a*a*a*a*a*a*a*a*a*b"})
+    assert out.startswith("no files match") and time.monotonic() - start < 1.0
+    assert tools(ws).run("glob", {"pattern": "**/**/**/*a"}) == "a" * 200
+
+
 def test_grep_invalid_regex_is_error_text(ws: Path) -> None:
     out = tools(ws).dispatch("grep", {"pattern": "(unclosed"})
     assert out.startswith("error: invalid regular expression")
@@ -244,10 +280,39 @@ def test_run_command_timeout_kills_grandchildren(ws: Path) -> None:
 
 def test_run_command_background_child_holding_the_pipe(ws: Path) -> None:
     start = time.monotonic()
-    out = tools(ws).run("run_command", {"command": "sleep 30 & echo started", "timeout": 1})
-    assert time.monotonic() - start < 6
-    assert out.startswith("exit code: 0\nbackground processes still held the output open")
-    assert out.endswith("started")
+    out = tools(ws).run("run_command", {"command": "sleep 30 & echo $! > bg.pid; echo started", "timeout": 10})
+    assert time.monotonic() - start < 6  # not the timeout: the call returns when the shell does
+    assert out == "exit code: 0\nbackground processes still running when the command ended were killed (1)\nstarted"
+    assert _dies(int((ws / "bg.pid").read_text()))
+
+
+def _dies(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+@pytest.mark.parametrize("command", [
+    "(sleep 300 >/dev/null 2>&1 & echo $! > bg.pid)",  # the case: a detached subshell child
+    "setsid sh -c 'echo $$ > bg.pid; exec sleep 300' >/dev/null 2>&1 &",  # left the process group
+    "nohup sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; disown",
+    py("import os, time; os.fork() and os._exit(0); os.setsid(); os.fork() and os._exit(0); "
+       "open(\"bg.pid\", \"w\").write(str(os.getpid())); os.close(1); os.close(2); time.sleep(300)"),
+])
+def test_run_command_leaves_nothing_running(ws: Path, command: str) -> None:
+    wait_for_pid = "\nwhile [ ! -s bg.pid ]; do sleep 0.01; done"  # the shell ends once the child is set up
+    out = tools(ws).run("run_command", {"command": command + wait_for_pid, "timeout": 10})
+    assert out.startswith("exit code: 0"), out
+    deadline = time.monotonic() + 3
+    while not (ws / "bg.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid = int((ws / "bg.pid").read_text())
+    assert _dies(pid), f"pid {pid} survived {command!r}"
+
+
+def test_run_command_without_leftovers_says_nothing_more(ws: Path) -> None:
+    assert tools(ws).run("run_command", {"command": "sleep 0.1; echo done"}) == "exit code: 0\ndone"
 
 
 # --------------------------------------------------------------------------- background tasks
@@ -282,6 +347,42 @@ def test_task_running_then_exit_code_and_close(ws: Path) -> None:
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid)
+
+
+def test_a_finished_task_leaves_nothing_running(ws: Path) -> None:
+    with tools(ws) as t:
+        t.run("start_task", {"command": "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo bye"})
+        t.tasks["t1"].proc.wait(timeout=10)
+        assert _dies(int((ws / "bg.pid").read_text()))
+        assert t.run("task_output", {"id": "t1"}) == "task t1: exited (code 0)\nbye"
+
+
+def test_close_ends_every_process_a_task_started(ws: Path) -> None:
+    t = tools(ws)
+    t.run("start_task", {"command": "sleep 300 & echo $! > a.pid; wait"})
+    t.run("start_task", {"command": "setsid sh -c 'echo $$ > b.pid; exec sleep 300' & wait"})
+    deadline = time.monotonic() + 5
+    while not ((ws / "a.pid").exists() and (ws / "b.pid").exists()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pids = [int((ws / name).read_text()) for name in ("a.pid", "b.pid")]
+    assert all(alive(pid) for pid in pids)
+    t.close()
+    assert all(_dies(pid) for pid in pids)
+    assert t.run("task_output", {"id": "t1"}).startswith("task t1: killed (signal 9)")
+
+
+def test_a_forgotten_tools_object_still_ends_its_tasks(ws: Path) -> None:
+    import gc
+
+    t = tools(ws)
+    t.run("start_task", {"command": "echo $$ > t.pid; exec sleep 300"})
+    deadline = time.monotonic() + 5
+    while not (ws / "t.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid = int((ws / "t.pid").read_text())
+    del t
+    gc.collect()
+    assert _dies(pid)
 
 
 # --------------------------------------------------------------------------- web_fetch
@@ -469,3 +570,57 @@ def test_tool_specs_cover_the_seven_tools() -> None:
 def test_workspace_must_be_a_directory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a directory"):
         Tools(tmp_path / "nope")
+
+
+# --------------------------------------------------------------------------- web_fetch against hostile servers
+
+
+@pytest.fixture
+def hostile():
+    from servers import Hostile
+
+    server = Hostile()
+    yield server
+    server.close()
+
+
+def test_web_fetch_drip_is_cut_at_the_total_timeout(ws: Path, hostile) -> None:
+    start = time.monotonic()
+    out = Tools(ws, web_timeout=1).dispatch("web_fetch", {"url": f"{hostile.url}/drip"})
+    assert out == f"error: timed out fetching {hostile.url}/drip (after 1s)"
+    assert time.monotonic() - start < 3  # a byte every 0.5 s never resets the clock
+
+
+def test_web_fetch_gzip_bomb_and_nul_bodies_never_reach_the_model(ws: Path, hostile) -> None:
+    t = tools(ws)
+    bomb = t.run("web_fetch", {"url": f"{hostile.url}/bomb"})  # 256 MiB of zeros once inflated
+    assert bomb == "(binary content: text/plain, 2097152 bytes, not shown)\n[response truncated at 2097152 bytes]"
+    assert t.run("web_fetch", {"url": f"{hostile.url}/nul"}) == "(binary content: text/plain, 20000 bytes, not shown)"
+    assert t.run("web_fetch", {"url": f"{hostile.url}/nul-gzip"}) == (
+        "(binary content: text/plain, 20005 bytes, not shown)")
+    assert t.run("web_fetch", {"url": f"{hostile.url}/utf16"}) == "caf\u00e9 \u6587\u4ef6"  # NUL bytes, no NUL text
+    assert t.run("web_fetch", {"url": f"{hostile.url}/deflate"}) == "deflated text " * 99 + "deflated text "
+
+
+def test_web_fetch_redirects(ws: Path, hostile) -> None:
+    from servers import Hostile
+
+    t = tools(ws)
+    assert t.run("web_fetch", {"url": f"{hostile.url}/loop"}).startswith(
+        f"error: fetching {hostile.url}/loop: more than 5 redirects")
+    assert hostile.hits["/loop"] == 6
+    assert t.run("web_fetch", {"url": f"{hostile.url}/to?file:///etc/passwd"}).startswith("error: fetching")
+    other = Hostile()
+    try:  # another port: followed, as reqwest does by default
+        assert t.run("web_fetch", {"url": f"{hostile.url}/to?{other.url}/text"}) == f"plain text from {other.url}"
+    finally:
+        other.close()
+
+
+def test_web_fetch_can_refuse_private_addresses(ws: Path, hostile) -> None:
+    assert tools(ws).run("web_fetch", {"url": f"{hostile.url}/text"}) == f"plain text from {hostile.url}"
+    guarded = Tools(ws, refuse_private_addresses=True)
+    for url in (f"{hostile.url}/text", hostile.url.replace("127.0.0.1", "localhost") + "/text"):
+        out = guarded.dispatch("web_fetch", {"url": url})
+        assert out.startswith(f"error: refused to fetch {url}: ") and "loopback, private or link-local" in out
+    assert hostile.hits.get("/text") == 1

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanohermes_nb import transcripts as tr
+from nanohermes_nb.transcripts import reading as tr
 from nanohermes_nb.transcripts import (
     Transcript,
     TranscriptError,
@@ -500,7 +500,7 @@ def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, messages:
     path = folder / "t.json"
     path.write_text(text, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tr, "_FIRST_WINDOW", window)
+        patch.setattr(tr, "FIRST_WINDOW", window)
         loaded = load_transcript(path)
     assert loaded == messages and _dumps(loaded) == _dumps(messages)
     assert loaded.format == ("jsonl" if jsonl else "openai")
@@ -518,17 +518,18 @@ _json_values = st.recursive(
        ascii_only=st.booleans(), window=st.sampled_from([1, 2, 7, 4096]), cut=st.integers(0, 10_000))
 def test_streaming_array_parser_agrees_with_json_loads(value: list, indent: Any, ascii_only: bool,
                                                        window: int, cut: int) -> None:
-    """The element-by-element parser gives json.loads's result, or gives up (None) so
-    the caller falls back to json.loads; it never returns a different value."""
+    """The element-by-element parser gives the whole-document parse's result, or gives up
+    (None) so the caller falls back to it; it never returns a different value. (Both
+    mark the numbers serde_json refuses, e.g. a cut that makes a float overflow.)"""
     raw = json.dumps(value, indent=indent, ensure_ascii=ascii_only).encode("utf-8")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tr, "_FIRST_WINDOW", window)
-        assert tr._parse_array_stream(raw) == json.loads(raw)
+        patch.setattr(tr, "FIRST_WINDOW", window)
+        assert tr.parse_array_stream(raw) == tr.StrictDecoder().decode(raw.decode("utf-8"))
         at = cut % len(raw)
         broken = raw[:at] + raw[at + 1:]
-        got = tr._parse_array_stream(broken) if broken.lstrip().startswith(b"[") else None
+        got = tr.parse_array_stream(broken) if broken.lstrip().startswith(b"[") else None
     if got is not None:
-        assert got == json.loads(broken.decode("utf-8"))
+        assert got == tr.StrictDecoder().decode(broken.decode("utf-8"))
 
 
 def test_streaming_fallback_reports_json_loads_position(tmp_path: Path) -> None:

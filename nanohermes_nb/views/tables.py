@@ -131,6 +131,7 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
     Rows are coloured by ``status`` (``report.STATUS_COLOURS``); the cut row has
     a solid top border, the naive cut a dashed one, and their ``marker`` cell
     their own colour. Size cells carry a bar proportional to the column's largest.
+    The table carries ``report.NO_MATH`` so MathJax leaves message text alone.
     """
     sizes = _size_columns(frame)
     maxima = {c: float(frame[c].max()) if len(frame) else 0.0 for c in sizes}
@@ -152,7 +153,9 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
     ])
     if caption:
         styler = styler.set_caption(html.escape(caption))
-    return styler
+    # message text is data: "$5 and $10" must not be typeset as math by MathJax in notebooks
+    # and nbconvert's HTML (tex2jax_ignore for MathJax 2, mathjax_ignore for MathJax 3)
+    return styler.set_table_attributes(f'class="{report.NO_MATH}"')
 
 
 # ---------------------------------------------------------------- plain text

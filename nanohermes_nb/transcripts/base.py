@@ -1,0 +1,267 @@
+"""What every transcript format shares: the error, the result type and the type checks.
+
+A loader reports a problem by raising ``Bad(where, reason)``; ``load_transcript``
+turns it into a ``TranscriptError`` that adds the file name. The checks here are
+the chat-completions API's own rules for the fields a replay or a provider reads
+(role, content and its parts, tool calls and their ids, names and ``arguments``),
+so a history the loader accepts is one a provider would accept field by field.
+History-level problems (orphan results, unanswered calls) stay ``check_history``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Callable, Iterable, Union
+
+__all__ = [
+    "Transcript",
+    "TranscriptError",
+    "OPENAI_ROLES",
+    "TEXT_JOINER",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Message = dict[str, Any]
+Locate = Callable[[int], str]
+
+OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+# Every place where several text parts become one string joins them with a newline,
+# as the OpenHands SDK's string serializer does.
+TEXT_JOINER = "\n"
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+class TranscriptError(ValueError):
+    """A transcript file that cannot be read or is not a valid transcript.
+
+    ``str()`` is one printable line: ``"<path>: <where>: <reason>"`` (``where`` is
+    empty for problems of the whole file, such as an empty file). Control
+    characters and lone surrogates (a file name that is not UTF-8) are shown as
+    escapes, so printing the message never fails and never moves the cursor.
+    ``path`` keeps the name exactly as given.
+    """
+
+    def __init__(self, path: str, where: str, reason: str) -> None:
+        self.path = str(path)
+        self.where = one_line(where)
+        self.reason = one_line(reason)
+        super().__init__(self.path, self.where, self.reason)
+
+    def __str__(self) -> str:
+        parts = [one_line(self.path)] + ([self.where] if self.where else []) + [self.reason]
+        return printable(": ".join(parts))
+
+
+class Transcript(list):
+    """A list of OpenAI-form message dicts, with the file it came from and its format."""
+
+    def __init__(self, messages: Iterable[Message] = (), path: str = "", format: str = "openai") -> None:
+        super().__init__(messages)
+        self.path = path
+        self.format = format
+
+
+class Bad(Exception):
+    """Internal: a problem at a place; ``load_transcript`` adds the file name."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(where, reason)
+        self.where = where
+        self.reason = reason
+
+
+# ---------------------------------------------------------------- words for error messages
+
+
+def kind(value: Any) -> str:
+    """The JSON name of a parsed value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """``repr`` of a value, cut so that an error message stays short (even for a 1 GB string)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    elif isinstance(value, (list, dict)):
+        return f"<{kind(value)}>"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def one_line(text: str) -> str:
+    """Line breaks folded to spaces: an error message is always one line."""
+    return " ".join(str(text).splitlines())
+
+
+def printable(text: str) -> str:
+    """Control characters and lone surrogates as escapes (``\\x1b``, ``\\udcff``)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+# ---------------------------------------------------------------- field checks
+
+
+def is_text(value: Any) -> bool:
+    """A non-empty string (ids, names)."""
+    return isinstance(value, str) and value != ""
+
+
+def need_text(value: Any, at: str, name: str, missing: str = "") -> str:
+    """``value`` as a non-empty string; else say what is wrong with it.
+
+    Missing (or null) is reported as ``missing`` (default ``"missing <name>"``), any
+    other type as ``"<name> must be a string (got number)"``, the empty string as
+    ``"<name> is empty"``: a number is not reported as missing.
+    """
+    if value is None:
+        raise Bad(at, missing or f"missing {name}")
+    if not isinstance(value, str):
+        raise Bad(at, f"{name} must be a string (got {kind(value)})")
+    if not value:
+        raise Bad(at, f"{name} is empty")
+    return value
+
+
+def need_object(value: Any, at: str, name: str, missing: str = "") -> dict:
+    """``value`` when it is a JSON object; ``missing`` when it is absent, the type otherwise."""
+    if value is None:
+        raise Bad(at, missing or f"missing {name}")
+    if not isinstance(value, dict):
+        raise Bad(at, f"{name} must be an object (got {kind(value)})")
+    return value
+
+
+def check_role(m: Any, where: str, allowed: frozenset[str]) -> str:
+    """The message's role, which must be one of ``allowed``."""
+    if not isinstance(m, dict):
+        raise Bad(where, f"not an object (got {kind(m)})")
+    if "role" not in m:
+        raise Bad(where, "missing 'role'")
+    role = m["role"]
+    if not isinstance(role, str):
+        raise Bad(where, f"'role' must be a string (got {kind(role)})")
+    if role not in allowed:
+        raise Bad(where, f"unknown role {short(role)} (allowed: {', '.join(sorted(allowed))})")
+    return role
+
+
+def check_openai(m: Message, where: str, *, tool_id: bool = True) -> None:
+    """Content, tool_calls, name and reasoning types, and a tool message's ``tool_call_id``."""
+    if "content" in m:
+        check_content(m["content"], where)
+    if m.get("tool_calls") is not None:
+        check_tool_calls(m["tool_calls"], where)
+    for key in ("name", "reasoning_content", "refusal"):
+        if m.get(key) is not None and not isinstance(m[key], str):
+            raise Bad(where, f"{key!r} must be a string (got {kind(m[key])})")
+    if tool_id and m["role"] == "tool":
+        check_tool_call_id(m.get("tool_call_id"), where)
+    elif m.get("tool_call_id") is not None and not isinstance(m["tool_call_id"], str):
+        raise Bad(where, f"'tool_call_id' must be a string (got {kind(m['tool_call_id'])})")
+
+
+def check_content(content: Any, where: str) -> None:
+    """A string, null, or a list of part objects whose known fields have their types."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise Bad(where, f"content must be a string, null or a list of parts (got {kind(content)})")
+    for k, part in enumerate(content):
+        check_part(part, f"{where}: content[{k}]")
+
+
+def check_part(part: Any, at: str) -> None:
+    """One content part: an object; a ``type`` is a string; a text part's ``text`` a string."""
+    if not isinstance(part, dict):
+        raise Bad(at, f"part is not an object (got {kind(part)})")
+    part_type = part.get("type")
+    if part_type is not None and not isinstance(part_type, str):
+        raise Bad(at, f"'type' must be a string (got {kind(part_type)})")
+    if (part_type == "text" or (part_type is None and "text" in part)) and not isinstance(part.get("text"), str):
+        raise Bad(at, f"text part's 'text' must be a string (got {kind(part.get('text'))})")
+
+
+def check_tool_calls(calls: Any, where: str) -> None:
+    """OpenAI ``tool_calls``: objects with a string ``id``, a ``function`` with a string
+    ``name`` and, when present, string ``arguments`` (the API sends arguments as text)."""
+    if not isinstance(calls, list):
+        raise Bad(where, f"tool_calls must be a list (got {kind(calls)})")
+    for j, call in enumerate(calls):
+        at = f"{where}: tool_calls[{j}]"
+        if not isinstance(call, dict):
+            raise Bad(at, f"not an object (got {kind(call)})")
+        need_text(call.get("id"), at, "'id'")
+        if call.get("type") is not None and not isinstance(call["type"], str):
+            raise Bad(at, f"'type' must be a string (got {kind(call['type'])})")
+        function = need_object(call.get("function"), at, "'function'")
+        need_text(function.get("name"), at, "function 'name'")
+        arguments = function.get("arguments")
+        if "arguments" in function and not isinstance(arguments, str):
+            raise Bad(at, f"function 'arguments' must be a string of JSON (got {kind(arguments)})")
+
+
+def check_tool_call_id(value: Any, where: str) -> None:
+    need_text(value, where, "'tool_call_id'", missing="tool message without 'tool_call_id'")
+
+
+def tool_call(call_id: str, name: str, arguments: Any, at: str) -> Message:
+    """One tool call in OpenAI form; arguments given as an object become JSON text.
+
+    Formats that store arguments as an object (legacy ``function_call`` dumps, OpenHands,
+    Anthropic ``input``, LangChain ``args``) are converted; any other type is refused.
+    """
+    if arguments is None:
+        arguments = "{}"
+    elif isinstance(arguments, dict):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    elif not isinstance(arguments, str):
+        raise Bad(at, f"'arguments' must be a string of JSON or an object (got {kind(arguments)})")
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def normalise_tool_calls(calls: Any, where: str) -> list[Message]:
+    """``{"id","type":"function","function":{"name","arguments"}}`` for each call, extras dropped."""
+    check_tool_calls(calls, where)
+    return [tool_call(c["id"], c["function"]["name"], c["function"].get("arguments"), f"{where}: tool_calls[{j}]")
+            for j, c in enumerate(calls)]
+
+
+def block_text(block: Any, at: str) -> str:
+    """The ``text`` string of a text block (Anthropic, LangChain)."""
+    if not isinstance(block, dict) or not isinstance(block.get("text"), str):
+        got = kind(block.get("text")) if isinstance(block, dict) else kind(block)
+        raise Bad(at, f"text block without a 'text' string (got {got})")
+    return block["text"]
+
+
+def parts_content(parts: list[Message]) -> Any:
+    """Text-only parts become one string (None when there are none); otherwise the parts."""
+    if all(p.get("type") == "text" and isinstance(p.get("text"), str) for p in parts):
+        return TEXT_JOINER.join(p["text"] for p in parts) if parts else None
+    return parts
+
+
+def indexed(word: str) -> Locate:
+    """Names item i as ``"<word> i"`` (0-based, like ``check_history``)."""
+    return lambda i: f"{word} {i}"
+
+
+def by_line(numbers: list[int]) -> Locate:
+    """Names JSONL item i by its 1-based line number."""
+    return lambda i: f"line {numbers[i]}"

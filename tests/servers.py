@@ -1,0 +1,184 @@
+"""HTTP servers that misbehave on purpose, started by the tests on 127.0.0.1.
+
+``Hostile(host)`` serves, by path:
+
+- ``/drip``: a 200 whose body is one byte every 0.5 s, for ever;
+- ``/drip-headers``: the status line, then one header byte every 0.5 s;
+- ``/endless``: a body with no length that never ends (bytes sent are counted);
+- ``/bomb``: a gzip body that inflates to ``BOMB_BYTES`` (``Content-Encoding: gzip``);
+- ``/loop``: a redirect to itself; ``/to?<url>``: a redirect to ``<url>``;
+- ``/text``, ``/nul``, ``/nul-gzip``, ``/utf16``: small bodies for the text rules;
+- ``POST`` (any path): with ``chat_mode`` "drip" or "endless" behaves as those routes;
+  with "script" (default) answers from ``script`` (a list of (status, headers,
+  body) popped in order; the last one repeats), where ``{auth}`` in a body is
+  replaced by the ``Authorization`` header received and ``{auth_json}`` /
+  ``{auth_url}`` / ``{auth_u}`` by its JSON-escaped, URL-encoded and ``\\uXXXX``
+  forms: a server echoing the key.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote
+
+BOMB_BYTES = 256 * 1024 * 1024
+
+
+def _bomb() -> bytes:
+    """gzip of BOMB_BYTES zero bytes (about 250 KB), built a MiB at a time."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9) as f:
+        block = bytes(1 << 20)
+        for _ in range(BOMB_BYTES >> 20):
+            f.write(block)
+    return out.getvalue()
+
+
+_BOMB: list[bytes] = []
+
+
+def bomb() -> bytes:
+    if not _BOMB:
+        _BOMB.append(_bomb())
+    return _BOMB[0]
+
+
+class Hostile:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.hits: dict[str, int] = {}
+        self.sent: dict[str, int] = {}
+        self.script: list[tuple[int, dict, str]] = []
+        self.requests: list[dict] = []
+        self.chat_mode = "script"  # or "drip" / "endless": the chat endpoint misbehaves like those routes
+        self.stop = threading.Event()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                route = self.path.split("?", 1)[0]
+                owner.hits[route] = owner.hits.get(route, 0) + 1
+                getattr(owner, "_" + route.strip("/").replace("-", "_"), owner._missing)(self)
+
+            def do_POST(self) -> None:
+                owner._chat(self)
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None  # clients hanging up is the point here
+        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ---- helpers
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None) -> None:
+        h.send_response(status)
+        for name, value in {"Content-Type": "text/plain", "Content-Length": str(len(body)), **(headers or {})}.items():
+            h.send_header(name, value)
+        h.end_headers()
+        try:
+            h.wfile.write(body)
+        except OSError:
+            pass
+
+    def _trickle(self, h: BaseHTTPRequestHandler, route: str, pieces) -> None:
+        try:
+            for piece in pieces:
+                if self.stop.is_set():
+                    return
+                h.wfile.write(piece)
+                h.wfile.flush()
+                self.sent[route] = self.sent.get(route, 0) + len(piece)
+        except OSError:
+            pass  # the client hung up
+        finally:
+            h.close_connection = True
+
+    # ---- routes
+
+    def _missing(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 404, b"missing")
+
+    def _drip(self, h: BaseHTTPRequestHandler) -> None:
+        def pieces():
+            yield b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n"
+            while True:
+                yield b"x"
+                time.sleep(0.5)
+        self._trickle(h, "/drip", pieces())
+
+    def _drip_headers(self, h: BaseHTTPRequestHandler) -> None:
+        def pieces():
+            yield b"HTTP/1.1 200 OK\r\n"
+            while True:
+                yield b"X"
+                time.sleep(0.5)
+        self._trickle(h, "/drip-headers", pieces())
+
+    def _endless(self, h: BaseHTTPRequestHandler) -> None:
+        def pieces():
+            yield b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+            chunk = b"a" * 65536
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                yield chunk
+        self._trickle(h, "/endless", pieces())
+
+    def _bomb(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, bomb(), {"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+
+    def _loop(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 302, b"", {"Location": "/loop"})
+
+    def _to(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 302, b"", {"Location": h.path.split("?", 1)[1]})
+
+    def _text(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, b"plain text from " + self.url.encode())
+
+    def _nul(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, b"\x00" * 20_000)
+
+    def _nul_gzip(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, gzip.compress(b"hello" + b"\x00" * 20_000), {"Content-Encoding": "gzip"})
+
+    def _deflate(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, zlib.compress(b"deflated text " * 100), {"Content-Encoding": "deflate"})
+
+    def _utf16(self, h: BaseHTTPRequestHandler) -> None:
+        self._send(h, 200, "caf\u00e9 \u6587\u4ef6".encode("utf-16"), {"Content-Type": "text/plain; charset=utf-16"})
+
+    def _chat(self, h: BaseHTTPRequestHandler) -> None:
+        body = h.rfile.read(int(h.headers.get("Content-Length", 0)))
+        auth = h.headers.get("Authorization", "")
+        self.requests.append({"path": h.path, "auth": auth, "body": json.loads(body or b"null"), "at": time.monotonic()})
+        if self.chat_mode != "script":
+            return getattr(self, "_" + self.chat_mode)(h)
+        status, headers, text = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        text = (text.replace("{auth}", auth).replace("{auth_json}", json.dumps(auth)[1:-1])
+                .replace("{auth_url}", quote(auth, safe=""))
+                .replace("{auth_u}", "".join(f"\\u{ord(c):04x}" for c in auth)))
+        self._send(h, status, text.encode(), {"Content-Type": "application/json", **headers})
+
+
+def chat_reply(content: str) -> str:
+    """A chat-completions body whose message content is ``content`` (placeholders kept)."""
+    return json.dumps({"id": "c", "object": "chat.completion",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content}}]})
