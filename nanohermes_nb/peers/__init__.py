@@ -123,14 +123,20 @@ def _first_difference(a: list[str], b: list[str]) -> int:
 
 
 def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
-            shares: Sequence[float] = BUDGET_SHARES, keep_mismatches: int = 20) -> Agreement:
-    """Run the real code and the port on every tool-batch point at every budget below its size."""
+            shares: Sequence[float] = BUDGET_SHARES, keep_mismatches: int = 20, every: int = 1) -> Agreement:
+    """Run the real code and the port on every tool-batch point at every budget below its size.
+
+    ``every=k`` keeps every k-th point of each transcript (0, k, 2k, ...): a
+    deterministic sample for a real side too slow to run on every point.
+    """
     why = peer.available()
     if why:
         return Agreement(peer.policy, peer.source, "not installed", unavailable=why)
     result = Agreement(peer.policy, peer.source, peer.version())
     for name, messages in transcripts:
         for point, context in enumerate(batch_points(messages)):
+            if point % every:
+                continue
             size = sum(peer.size(m) for m in context)
             for budget in budgets_below(size, shares):
                 real = canonical(peer.real(list(context), budget))
