@@ -29,7 +29,7 @@ if hermes.hermes_available():  # the test install pins hermes-agent==0.19.0: its
 
 import agent.context_compressor as cc  # noqa: E402  (the real library, after the availability check)
 
-from nanohermes_nb.peers import STUB_SUMMARY, canonical, compare  # noqa: E402
+from nanohermes_nb.peers import STUB_SUMMARY, batch_points, canonical, compare  # noqa: E402
 
 SHARED_EVERY = 6
 STUB_BODY = STUB_SUMMARY
@@ -282,3 +282,40 @@ def test_the_stub_is_what_hermes_got():
     assert len(seen) == 1 and seen[0]["task"] == "compression"
     assert "TURNS TO SUMMARIZE" in seen[0]["messages"][0]["content"]
     assert cc.call_llm is not spy  # restored
+
+
+def test_the_reused_id_quirk_occurs_in_a_real_transcript():
+    # tau-bench airline idx52: the model reused one call id for a second flight search (MCO->BOS, then
+    # DEN->LAS); once the first result is pruned, hermes' stand-in describes the second search
+    path = next((p for p in corpus_files() if p.name == "tau_gpt4o_airline_idx52.json"), None)
+    if path is None:
+        pytest.skip("tau_gpt4o_airline_idx52.json is not in this corpus")
+    ctx = list(batch_points(load_transcript(path)))[19]
+    cid = "call_lnzJf0iU69PFY0FxSmJh6D7a"
+    searches = [c["function"]["arguments"] for m in ctx for c in m.get("tool_calls") or [] if c["id"] == cid]
+    assert len(searches) == 2 and '"MCO"' in searches[0] and '"DEN"' in searches[1]
+    out = both(ctx, 5_412)
+    results = [m["content"] for m in out if m.get("tool_call_id") == cid]
+    assert results[0] == "[search_direct_flight] origin=DEN destination=LAS (945 chars result)"  # the MCO->BOS one
+    assert results[1].startswith('[{"flight_number": "HAT084", "origin": "DEN", "destination": "LAS"')  # kept as is
+    fixed = hermes.hermes_port(ctx, 5_412, policy=HermesAgentPolicy(label_by_position=True))
+    assert "[search_direct_flight] origin=MCO destination=BOS (945 chars result)" in [m["content"] for m in fixed]
+
+
+def test_abort_on_summary_failure_returns_the_pruned_list_as_hermes_does():
+    # compress(): "return messages" after Phase 1 rebound messages to the pruned list
+    ctx = [dict(SYSTEM), user("Goal: fix src/app.py"), assistant("", ["r1"]), tool("r1", "r" * 400)] + rounds(0, 10)
+    budget = size(ctx) // 2
+
+    def down(**_kw):
+        raise ValueError("down")
+
+    with hermes.stub_summary_llm(down):
+        comp = hermes.real_compressor(budget, abort_on_summary_failure=True)
+        real = [hermes.wire_form(m) for m in comp.compress([dict(m) for m in ctx])]
+    assert comp._last_compress_aborted
+    done = apply_policy(HermesAgentPolicy(abort_on_summary_failure=True), ctx, budget=budget,
+                        size=hermes.hermes_size, summarizer=lambda e: None)
+    assert canonical(real) == canonical(done.messages) and len(real) == len(ctx)
+    assert real[3]["content"] == "[read_file] read src/file0.py from line 1 (400 chars)"
+    assert done.event.kind == "mask" and done.event.failure

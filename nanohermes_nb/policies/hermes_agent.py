@@ -6,9 +6,9 @@ from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..compaction import excerpt_records, rust_trim
-from ..messages import Message
-from ..summarizers import PREVIOUS_SUMMARY_ROLE
+from ..compaction import excerpt_records
+from ..messages import Message, pair_tool_results, tool_call_of
+from ..summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 from .hermes_text import (
     COMPACTION_NOTE,
@@ -92,16 +92,25 @@ class HermesAgentPolicy(Policy):
        pairs repaired by id set (orphan results dropped, unanswered calls
        stripped anywhere, the last message included); older image parts replaced.
 
-    Quirks reproduced (see ``docs/policies.md``): a reused call id labels an old
-    result with the tool name of the id's last use (hermes' id->name map keeps
-    the last one; ``label_by_position=True`` pairs by position instead); pruning
-    re-serializes every long argument blob; pairs repaired by id set keep a
-    result whose id a later call reuses. Lab mapping: hermes' threshold is the
-    lab budget and its token estimate the trigger's unit, so the tail budget is
-    ``int(summary_target_ratio x env.budget)`` measured with ``env.meter``; pass
-    ``size=hermes_message_tokens`` to measure as hermes does. The trigger side of
-    hermes (threshold floors, anti-thrashing, the summary-failure cooldown) is
-    about *when* to compact and stays outside the policy.
+    Quirks reproduced (``docs/policies.md``, section hermes_agent): a reused
+    call id labels an old result with the tool name *and arguments* of the id's
+    last use (hermes' id->name map keeps the last one); pairs repaired by id set
+    keep a second result of an answered id; a summary that must merge into a
+    missing tail message is lost. Departures, off by default:
+    ``label_by_position`` (label by the call each result answers),
+    ``decay_head=False`` (keep protecting the first messages),
+    ``system_note=False``, ``redact`` (hermes' redaction is not ported: pass
+    ``agent.redact.redact_sensitive_text`` or any str -> str), and hermes'
+    own option ``abort_on_summary_failure`` (no summary on a failure: hermes
+    then returns the pruned list, old tool results still pruned).
+
+    Lab mapping: hermes' threshold is the lab budget, so the tail budget is
+    ``int(summary_target_ratio x env.budget)`` in the trigger's unit
+    (``env.meter``); ``size=hermes_message_tokens`` measures as hermes does.
+    hermes' state across calls is read from the context: "has compressed
+    before" is "a hermes summary is in the context". The trigger side of hermes
+    (threshold floors, anti-thrashing, the summary-failure cooldown) decides
+    *when* to compact and stays outside the policy.
     """
 
     protect_first_n: int = 3
@@ -117,6 +126,7 @@ class HermesAgentPolicy(Policy):
     system_note: bool = True
     excerpt_tool_calls: bool = True
     label_by_position: bool = False
+    abort_on_summary_failure: bool = False
     redact: Callable[[str], str] | None = None
     name: ClassVar[str] = "hermes_agent"
 
@@ -133,8 +143,6 @@ class HermesAgentPolicy(Policy):
     def _call_labels(self, msgs: Sequence[Message]) -> Callable[[int], tuple[Any, Any]]:
         """Tool message index -> (tool name, arguments) of its call: by id, the last use winning (hermes)."""
         if self.label_by_position:
-            from ..messages import pair_tool_results, tool_call_of
-
             pairs = pair_tool_results(msgs)
             return lambda i: tool_call_of(msgs, pairs, i)
         by_id: dict[Any, tuple[Any, Any]] = {}
@@ -328,30 +336,29 @@ class HermesAgentPolicy(Policy):
 
     # -- phase 3: the summary ---------------------------------------------------------------
 
-    def _summary_text(self, previous: str, turns: list, env: PolicyEnv) -> tuple[str, str | None, bool]:
-        """(summary with prefix, failure or None, summarizer called): the answer grounded, or the fallback."""
+    def _summary_text(self, previous: str, turns: list, env: PolicyEnv) -> tuple[str, str | None]:
+        """(summary with prefix, failure or None): the answer grounded, or hermes' fallback summary.
+
+        hermes calls its LLM even for an empty window; so is the summarizer here.
+        """
         redact = self.redact or (lambda text: text)
         records = ([(PREVIOUS_SUMMARY_ROLE, previous)] if previous else [])
         records += excerpt_records(turns, tool_calls=self.excerpt_tool_calls)
-        summarizer = env.summarizer
-        if summarizer is None:
-            from ..compaction import _default
-
-            summarizer = _default()
+        summarizer = env.summarizer or default_summarizer()
         failure = None
         try:
             direct = getattr(summarizer, "summarize_records", None)
             reply = direct(records) if direct is not None else summarizer(
                 "".join(f"{role}: {text}\n" for role, text in records))
-            if not isinstance(reply, str) or not rust_trim(reply):
+            if not isinstance(reply, str) or not reply.strip():
                 failure = "the summarizer returned no text"
         except Exception as exc:  # a failed extra call must not break the agent loop (hermes: fallback)
             failure = (str(exc).strip() or type(exc).__name__)
             failure = failure[:217].rstrip() + "..." if len(failure) > 220 else failure
         if failure is not None:
-            return fallback_summary(turns, previous=bool(previous), reason=failure, redact=redact), failure, True
+            return fallback_summary(turns, previous=bool(previous), reason=failure, redact=redact), failure
         grounded = ground_task_snapshot(redact(reply.strip()), turns, redact)
-        return with_summary_prefix(grounded), None, True
+        return with_summary_prefix(grounded), None
 
     @staticmethod
     def _summary_role(msgs: Sequence[Message], start: int, end: int) -> tuple[str, bool]:
@@ -424,6 +431,16 @@ class HermesAgentPolicy(Policy):
                 msgs[i] = {**{k: v for k, v in m.items() if k != "api_content"}, "content": stripped}
         return msgs
 
+    def _aborted(self, context: list, pruned: list, n_pruned: int, env: PolicyEnv, size: int,
+                 failure: str) -> tuple[list, Event | None]:
+        """``abort_on_summary_failure``: hermes returns its *pruned* list (its comment says "unchanged")."""
+        if not n_pruned:
+            return context, None
+        ev = make_event(self, "mask", context, pruned, env, size)
+        return pruned, replace(ev, failure=failure, summarizer_calls=1, detail=(
+            f"hermes_agent: summarizer failed ({failure}), compaction aborted (abort_on_summary_failure); "
+            f"the {n_pruned} old messages pruned stay pruned; {size:,} -> {ev.size_after:,}"))
+
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         msgs = list(context)
         n = len(msgs)
@@ -440,7 +457,9 @@ class HermesAgentPolicy(Policy):
         found = next((i for i in range(end - 1, first - 1, -1) if is_summary_content(pruned[i].get("content"))), None)
         previous = strip_summary_prefix(content_text(pruned[found].get("content"))) if found is not None else ""
         turns = pruned[max(start, found + 1):end] if found is not None else pruned[start:end]
-        summary, failure, called = self._summary_text(previous, turns, env)
+        summary, failure = self._summary_text(previous, turns, env)
+        if failure and self.abort_on_summary_failure:
+            return self._aborted(context, pruned, n_pruned, env, size, failure)
         role, merge = self._summary_role(pruned, start, end)
         tail = list(pruned[end:])
         note = {"role": role, "content": summary + "\n\n" + SUMMARY_END_MARKER}
@@ -450,15 +469,21 @@ class HermesAgentPolicy(Policy):
         new, repairs = self._repair_pairs(assembled)
         new = self._strip_old_images(new)
         ev = make_event(self, "placeholder" if failure else "summary", context, new, env, size)
-        detail = (
-            f"hermes_agent: summarized {len(turns)} messages ({start}..{end - 1})"
-            f"{' updating the previous summary' if previous else ''}; kept head {start} + tail {n - end}"
-            f"{' (summary merged into the first tail message)' if merge and tail else ''}"
-            f"{' (summary lost: it should merge into a tail message and there is none)' if merge and not tail else ''}"
-            f"; {n_pruned} old messages "
-            f"pruned, {repairs} pairs repaired; {size:,} -> {ev.size_after:,}"
-        )
-        if failure:
-            detail += f"; summarizer failed ({failure}): hermes' deterministic fallback summary"
-        return new, replace(ev, cut=end, note=note["content"], failure=failure, summarizer_calls=int(called),
-                            detail=detail)
+        detail = _detail(len(turns), start, end, n, bool(previous), merge, bool(tail), n_pruned, repairs,
+                         failure, size, ev.size_after)
+        return new, replace(ev, cut=end, note=note["content"], failure=failure, summarizer_calls=1, detail=detail)
+
+
+def _detail(turns: int, start: int, end: int, n: int, previous: bool, merge: bool, tail: bool, pruned: int,
+            repairs: int, failure: str | None, before: int, after: int) -> str:
+    """One line saying what a compaction did."""
+    where = ""
+    if merge:
+        where = (" (summary merged into the first tail message)" if tail
+                 else " (summary lost: it should merge into a tail message and there is none, as in hermes)")
+    text = (f"hermes_agent: summarized {turns} messages ({start}..{end - 1})"
+            f"{' updating the previous summary' if previous else ''}; kept head {start} + tail {n - end}{where}; "
+            f"{pruned} old messages pruned, {repairs} pairs repaired; {before:,} -> {after:,}")
+    if failure:
+        text += f"; summarizer failed ({failure}): hermes' deterministic fallback summary"
+    return text
