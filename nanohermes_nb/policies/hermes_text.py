@@ -3,7 +3,7 @@
 Helpers of the ``hermes_agent`` policy (``hermes_agent.py`` holds the algorithm).
 Everything here follows ``agent/context_compressor.py`` of hermes-agent 0.19.0
 (line numbers of that file in brackets): the reference-only summary prefix and
-its end marker [87-198], the note appended to the system prompt [3547], the
+its end marker [87-198], the note appended to the system prompt [3546], the
 one-line stand-in for a pruned tool result [708-856], the deterministic task
 snapshot that grounds every summary [2711-2771], the fallback summary written
 when the summarizer fails [1923-2115], and the per-message token estimate its
@@ -109,7 +109,7 @@ HISTORICAL_SUMMARY_PREFIXES = (
 SUMMARY_END_MARKER = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
 MERGED_PRIOR_CONTEXT_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]"
 MERGED_SUMMARY_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
-COMPACTION_NOTE = (  # appended to the system prompt [3547]
+COMPACTION_NOTE = (  # appended to the system prompt [3546]
     "[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve "
     "context space. The current session state may still reflect earlier work, so build on that "
     "summary and state rather than re-doing work. Your persistent memory (MEMORY.md, USER.md) "
