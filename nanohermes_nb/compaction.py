@@ -25,7 +25,7 @@ from .summarizers import Summarizer, default_summarizer
 
 __all__ = [
     "SUMMARY_HEADER",
-    "CODEX_SUMMARY_PREFIX",
+    "register_summary_prefix",
     "PLACEHOLDER_NOTE",
     "CUT_DIRECTIONS",
     "naive_cut",
@@ -42,14 +42,6 @@ __all__ = [
 ]
 
 SUMMARY_HEADER = "[Earlier conversation summary]"
-# Codex's summary_prefix.md (openai/codex codex-rs/core/templates/compact/summary_prefix.md @50a53333,
-# byte for byte, its double space included): the ``codex`` policy's summaries start with it and a newline.
-CODEX_SUMMARY_PREFIX = (
-    "Another language model started to solve this problem and produced a summary of its thinking process. "
-    "You also have access to the state of the tools that were used by that language model. Use this to build "
-    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
-    "other language model, use the information in this summary to  assist with your own analysis:"
-)
 PLACEHOLDER_NOTE = "[Earlier conversation was omitted to keep the context small]"
 CUT_DIRECTIONS = ("forward", "backward")
 SUMMARY_ROLES = ("system", "user", "assistant")
@@ -126,16 +118,21 @@ def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
     return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
 
 
-# LangChain's SummarizationMiddleware (langchain 1.4.7, summarization.py, _build_new_messages)
-LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+_SUMMARY_PREFIXES: list[str] = []  # how other systems' policies start their summaries (they register them)
+
+
+def register_summary_prefix(prefix: str) -> None:
+    """Teach ``is_summary_message`` another system's summary opening (a policy module calls this)."""
+    if prefix and prefix not in _SUMMARY_PREFIXES:
+        _SUMMARY_PREFIXES.append(prefix)
 
 
 def is_summary_message(message: Mapping[str, Any]) -> bool:
-    """True for a note a policy inserted: the lab's summary or placeholder, a Codex or a LangChain summary."""
+    """True for a note a policy inserted: the lab's summary or placeholder, or a registered system's summary."""
     content = message.get("content") if isinstance(message, Mapping) else None
     return isinstance(content, str) and (
         content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
-        or content.startswith(CODEX_SUMMARY_PREFIX + "\n") or content.startswith(LANGCHAIN_SUMMARY_PREFIX)
+        or any(content.startswith(p) for p in _SUMMARY_PREFIXES)
     )
 
 

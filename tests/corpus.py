@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from conftest import CORPORA
+from conftest import CORPORA, VENDORED  # noqa: F401  (VENDORED: re-exported for the peer tests)
 
 
 def corpus_files() -> list[Path]:

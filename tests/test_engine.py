@@ -51,7 +51,7 @@ def test_apply_policy_with_its_own_size_and_token_meters():
     assert at.event.size_before == sum(chars(m) for m in ctx)
     assert at.event.size_after == sum(chars(m) for m in at.messages)
     assert "tokens truncated" in at.messages[1]["content"]  # the task does not fit 5 tokens: Codex cuts its middle
-    assert at.messages[-1]["content"].startswith(nh.compaction.CODEX_SUMMARY_PREFIX)
+    assert at.messages[-1]["content"].startswith(nh.policies.codex.CODEX_SUMMARY_PREFIX)
 
 
 def test_apply_policy_nanohermes_equals_compact():

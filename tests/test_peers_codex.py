@@ -10,7 +10,8 @@ expectations written in codex-rs's tests.
 
 import pytest
 
-from nanohermes_nb.compaction import CODEX_SUMMARY_PREFIX, is_summary_message
+from nanohermes_nb.compaction import is_summary_message
+from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
 from nanohermes_nb.peers import PINNED, agreement, canonical, check_pinned
 from nanohermes_nb.peers.codex import CODEX_PINNED, codex_cases, run_case
 from nanohermes_nb.policies import CodexPolicy, apply_policy

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from nanohermes_nb import (
     PLACEHOLDER_NOTE,
-    SUMMARY_HEADER,
     check_history,
     context_size,
     load_transcript,
@@ -18,7 +17,8 @@ from nanohermes_nb import (
     replay,
     sweep,
 )
-from nanohermes_nb.compaction import CODEX_SUMMARY_PREFIX, is_summary_message
+from nanohermes_nb.compaction import is_summary_message
+from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
 from nanohermes_nb.metrics import GOAL_TERM_SHARE, goal_terms, retention
 from nanohermes_nb.policies import (
     POLICIES,
@@ -32,6 +32,12 @@ from nanohermes_nb.policies import (
     apply_policy,
     get_policy,
     repair_tool_pairs,
+)
+from nanohermes_nb.policies.hermes_text import (
+    MERGED_PRIOR_CONTEXT_HEADER as HERMES_MERGED,
+    SUMMARY_END_MARKER as HERMES_END,
+    SUMMARY_PREFIX as HERMES_PREFIX,
+    is_summary_content,
 )
 from nanohermes_nb.sizing import text_of
 
@@ -236,7 +242,8 @@ def test_hermes_keeps_the_head_never_leaves_an_orphan_and_prunes_old_results():
     assert check_history(new) == []
     assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4]))  # head: first 3 messages
     assert new[0]["content"].startswith(ctx[0]["content"])  # a compaction note appended to the system message
-    assert new[4]["role"] == "user" and new[4]["content"] == SUMMARY_HEADER + "\nS1"  # after a tool: user role
+    # hermes' own summary format: its reference-only prefix, the answer, its end marker (no user ask to ground)
+    assert new[4]["role"] == "user" and new[4]["content"] == f"{HERMES_PREFIX}\nS1\n\n{HERMES_END}"  # after a tool
     assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.cut is not None
     tail = new[5:]
     assert tail == ctx[len(ctx) - len(tail):] and len(tail) >= 3 and tail[0]["role"] != "tool"
@@ -259,24 +266,32 @@ def test_hermes_deduplicates_identical_tool_results():
 
 def test_hermes_second_compaction_updates_the_previous_summary():
     first, _ = run(HermesAgentPolicy(), hermes_session(), 10_000, lambda e: "S1")
-    ctx = first + [m for k in range(20, 28) for m in tool_round(k, "q" * 1000, n_calls=2)]
+    ctx = first + [user("Next: rename the helper in src/mod3.py too.")]
+    ctx += [m for k in range(20, 28) for m in tool_round(k, "q" * 1000, n_calls=2)]
     seen = []
     new, ev = run(HermesAgentPolicy(), ctx, 10_000, lambda e: seen.append(e) or "S2")
-    assert seen[0].startswith(f"{PREVIOUS_SUMMARY_ROLE}: {SUMMARY_HEADER}\nS1\n")  # marked as the summary to update
-    assert seen[0].count(SUMMARY_HEADER) == 1 and "user: " + SUMMARY_HEADER not in seen[0]
-    summaries = [m for m in new if is_summary_message(m)]
-    assert summaries == [{"role": "user", "content": SUMMARY_HEADER + "\nS2"}]
-    assert first[4] in ev.removed and new[1:4] == first[1:4]
+    assert seen[0].startswith(f"{PREVIOUS_SUMMARY_ROLE}: S1\n")  # the old summary's body, marked as the one to update
+    assert seen[0].count("S1") == 1 and HERMES_PREFIX not in seen[0]
+    summaries = [m for m in new if is_summary_content(m["content"])]
+    assert len(summaries) == 1 and "S2" in summaries[0]["content"] and "S1" not in summaries[0]["content"]
+    assert first[4] in ev.removed
+    # hermes 0.19.0: after a first compaction only the system message is protected (protect_first_n decays),
+    # so the summary would follow the system message and collide with the user message that starts the
+    # tail: it is merged into that message
     assert new[0] is first[0]  # the system note is added once
+    assert new[1] is summaries[0] and new[1]["role"] == "user"
+    assert new[1]["content"].startswith(HERMES_MERGED + "\nNext: rename")
     assert check_history(new) == []
 
 
-def test_hermes_summarizer_failure_gives_the_placeholder():
+def test_summarizer_failure_gives_hermes_fallback_and_codex_placeholder():
     def boom(excerpt):
         raise RuntimeError("down")
 
     new, ev = run(HermesAgentPolicy(), hermes_session(), 10_000, boom)
-    assert ev.kind == "placeholder" and "down" in ev.failure and new[4]["content"] == PLACEHOLDER_NOTE
+    assert ev.kind == "placeholder" and "down" in ev.failure  # hermes writes its deterministic fallback summary
+    assert new[4]["content"].startswith(HERMES_PREFIX) and "Summary failure reason: down." in new[4]["content"]
+    assert "## Completed Actions\n1. Called tool(s): read_file" in new[4]["content"]
     new, ev = run(CodexPolicy(), hermes_session(), 10_000, boom)
     assert ev.kind == "placeholder" and new[-1] == {"role": "user", "content": PLACEHOLDER_NOTE}
 

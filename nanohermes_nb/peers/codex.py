@@ -24,7 +24,7 @@ by ``tests/test_peers_codex.py``.
 
 from __future__ import annotations
 
-from ..compaction import CODEX_SUMMARY_PREFIX
+from ..policies.codex import CODEX_SUMMARY_PREFIX
 from ..policies import CodexPolicy, apply_policy
 from ..sizing import message_size
 from . import Pinned, PinnedCase, register_pinned

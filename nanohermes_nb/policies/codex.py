@@ -6,9 +6,19 @@ from dataclasses import dataclass, replace
 from collections.abc import Callable
 from typing import ClassVar
 
-from ..compaction import CODEX_SUMMARY_PREFIX, SUMMARY_HEADER, is_summary_message, summarize_dropped
+from ..compaction import SUMMARY_HEADER, is_summary_message, register_summary_prefix, summarize_dropped
 from ..messages import Message, role_of, text_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
+
+# Codex's summary_prefix.md (openai/codex codex-rs/core/templates/compact/summary_prefix.md @50a53333,
+# byte for byte, its double space included): the ``codex`` policy's summaries start with it and a newline.
+CODEX_SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking process. "
+    "You also have access to the state of the tools that were used by that language model. Use this to build "
+    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
+    "other language model, use the information in this summary to  assist with your own analysis:"
+)
+register_summary_prefix(CODEX_SUMMARY_PREFIX + "\n")
 
 APPROX_BYTES_PER_TOKEN = 4
 TOKEN_COUNTS = ("codex", "meter")

@@ -1,136 +1,116 @@
-"""hermes-agent's ``ContextCompressor`` as a policy: protected head and tail, pruning, an updated summary."""
+"""hermes-agent's ``ContextCompressor.compress`` as a policy: protected head and tail, pruning, a grounded summary."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..compaction import PLACEHOLDER_NOTE, is_summary_message, summarize_dropped
-from ..messages import Message, calls_of, pair_tool_results, repair_tool_pairs, role_of, text_of, tool_call_of
-from ..summarizers import PREVIOUS_SUMMARY_ROLE
+from ..compaction import excerpt_records
+from ..messages import Message, pair_tool_results, tool_call_of
+from ..summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
-
-
-_DUPLICATE_NOTE = "[Duplicate tool output: same content as a more recent call]"
-_COMPACTION_SYSTEM_NOTE = (
-    "[Note: earlier turns of this conversation were compacted into a summary. Build on "
-    "that summary and on the current state instead of redoing work.]"
+from .hermes_text import (
+    COMPACTION_NOTE,
+    DUPLICATE_NOTE,
+    MERGED_PRIOR_CONTEXT_HEADER,
+    MERGED_SUMMARY_DELIMITER,
+    PRUNED_TOOL_PLACEHOLDER,
+    SUMMARY_END_MARKER,
+    append_text,
+    content_text,
+    fallback_summary,
+    ground_task_snapshot,
+    hermes_message_tokens,
+    is_summary_content,
+    shrink_arguments,
+    strip_summary_prefix,
+    tool_result_line,
+    with_summary_prefix,
 )
 
+__all__ = ["HermesAgentPolicy", "hermes_message_tokens"]
 
-def _str_arg(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key, "")
-    return value if isinstance(value, str) else ("" if value is None else str(value))
-
-
-def _tool_one_liner(name: str, arguments: str, content: str) -> str:
-    """A one-line stand-in for an old tool result (hermes ``_summarize_tool_result``)."""
-    try:
-        args = json.loads(arguments) if arguments else {}
-    except (ValueError, TypeError):
-        args = {}
-    if not isinstance(args, dict):
-        args = {}
-    n = len(content)
-    lines = content.count("\n") + 1 if content.strip() else 0
-    if name == "read_file":
-        return f"[read_file] read {_str_arg(args, 'path') or '?'} from line {args.get('offset', 1)} ({n:,} chars)"
-    command = _str_arg(args, "command") or _str_arg(args, "cmd")
-    if command:
-        if len(command) > 80:
-            command = command[:77] + "..."
-        return f"[{name}] ran `{command}` -> {lines} lines output"
-    first = "".join(f" {k}={str(v)[:40]}" for k, v in list(args.items())[:2])
-    return f"[{name}]{first} ({n:,} chars result)"
+Sizer = Callable[[Message], int]
+_IMAGE_TYPES = ("image", "image_url", "input_image")
 
 
-def _shrink_arguments(arguments: str, head: int) -> str:
-    """Long string values inside a JSON arguments blob cut to ``head`` chars; still valid JSON."""
-    try:
-        parsed = json.loads(arguments)
-    except (ValueError, TypeError):
-        return arguments
-
-    def shrink(obj: Any) -> Any:
-        if isinstance(obj, str):
-            return obj[:head] + "...[truncated]" if len(obj) > head else obj
-        if isinstance(obj, dict):
-            return {k: shrink(v) for k, v in obj.items()}
-        if isinstance(obj, list):
-            return [shrink(v) for v in obj]
-        return obj
-
-    return json.dumps(shrink(parsed), ensure_ascii=False)
+def _role(m: Mapping[str, Any], default: Any = None) -> Any:
+    return m.get("role", default)
 
 
-def _is_actionable_user(message: Message) -> bool:
-    if role_of(message) != "user" or is_summary_message(message):
-        return False
-    content = message.get("content")
-    return bool(text_of(message).strip()) or (isinstance(content, list) and bool(content))
+def _call_id(call: Any) -> Any:
+    """hermes' ``_get_tool_call_id``: ``call_id`` first, then ``id`` (Responses-API calls carry both)."""
+    return (call.get("call_id", "") or call.get("id", "") or "") if isinstance(call, dict) else ""
+
+
+def _strip_image_parts(parts: list, text: str) -> list | None:
+    """A copy with every image part replaced by a text part, or None when there was none."""
+    if not any(isinstance(p, dict) and p.get("type") in _IMAGE_TYPES for p in parts):
+        return None
+    return [{"type": "text", "text": text} if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES else p
+            for p in parts]
 
 
 @register
 @dataclass(frozen=True)
 class HermesAgentPolicy(Policy):
-    """hermes-agent ``ContextCompressor``: protected head and tail, old tool results pruned, summary updated.
+    """hermes-agent ``ContextCompressor.compress``: prune old tool results, protect head and tail, summarize the middle.
 
-    Source: NousResearch/hermes-agent ``agent/context_compressor.py`` (class
-    ``ContextCompressor``; read at commit 0000416b). Its steps, as reproduced here:
+    Source: NousResearch hermes-agent 0.19.0 (PyPI ``hermes-agent==0.19.0``),
+    ``agent/context_compressor.py``, ``ContextCompressor.compress`` [3312-3727];
+    proven identical to it by ``tests/test_peers_hermes.py`` (every tool-batch
+    point of the corpus, three budgets, hermes' own token estimator on both
+    sides, the summary LLM stubbed). One call, as hermes does it:
 
-    1. Prune (no summarizer call), ``_prune_old_tool_results``: identical tool
-       results of at least 200 chars are deduplicated anywhere (the newest copy
-       stays, older ones become a back-reference); tool results longer than 200
-       chars outside the protected tail (the head's included) become a one-line
-       summary such as ``[read_file] read src/app.py from line 1 (3,400 chars)``;
-       tool-call
-       arguments longer than 500 chars outside the tail keep 200 chars per string
-       value (still valid JSON). The tail here is a token-budget walk from the end
-       with a message floor of ``min(protect_last_n, 8)``.
-    2. Head: the system message plus the first ``protect_first_n`` = 3 messages,
-       the boundary moved forward past tool results (``_align_boundary_forward``).
-    3. Tail (``_find_tail_cut_by_tokens``): walk back from the end up to
-       ``tail_soft_factor`` = 1.5 x the tail budget, keep at least
-       ``max(3, min(protect_last_n=20, 8))`` messages, never split a call from its
-       results (``_align_boundary_backward``), and keep the last user message
-       (#10896) and the last assistant reply (#29824) in the tail.
-    4. Summarize the middle. On a later compaction the previous summary found in
-       the window is not summarized again as a turn: it goes to the summarizer
-       first, as the summary to update (hermes' "PREVIOUS SUMMARY / NEW TURNS TO
-       INCORPORATE" prompt), marked by the record role ``PREVIOUS_SUMMARY_ROLE``,
-       and only the new summary remains. Tool calls are in the excerpt, as in
-       hermes' ``_serialize_for_summary``.
-    5. Assemble head + summary + tail, append a note to the system message once
-       (hermes appends a compaction note to messages[0]; wording paraphrased),
-       and repair call/result pairs after the cut (``_sanitize_tool_pairs``:
-       orphan results dropped, unanswered calls stripped; matched by position
-       here, by id set in hermes, so reused ids stay correct).
+    1. If there are no more than head + 4 messages, nothing happens.
+    2. Prune (``_prune_old_tool_results``): a tail is protected by walking back
+       ``summary_target_ratio`` x budget with a floor of ``protect_last_n`` (20)
+       messages; tool results of 200+ chars that repeat a newer one (anywhere)
+       become a duplicate note; outside the tail, results over 200 chars become
+       hermes' one-line stand-in (``[terminal] ran `cmd` ...`` only for the tool
+       named ``terminal``; ``[tool] k=v ... (N chars result)`` for tools hermes
+       does not know), image parts a text note, and call arguments over 500 chars
+       are re-serialized with string values cut to 200.
+    3. Head: the system message plus ``protect_first_n`` (3) messages, moved
+       forward past tool results; after a first compaction (a hermes summary in
+       the context) only the system message (``_effective_protect_first_n``).
+    4. Tail (``_find_tail_cut_by_tokens``): up to 1.5 x the tail budget with a
+       floor of ``min(protect_last_n, 8)`` messages, never splitting a call from
+       its results, the last user message and the last assistant reply kept;
+       the cut is always after the head, so there is always a window (when the
+       head covers every message hermes raises ``IndexError``; the policy declines).
+    5. The summary: the summarizer's answer, grounded with a task snapshot quoting
+       the newest real user message of the summarized turns, under hermes'
+       reference-only prefix, followed by its end marker; on a failure hermes'
+       deterministic fallback summary. A previous summary in the window is not
+       summarized again: it goes to the summarizer first, marked by the record
+       role ``PREVIOUS_SUMMARY_ROLE``, and the turns before it are dropped.
+    6. Assembly: hermes' compaction note appended to the system message once;
+       the summary role chosen to alternate with its neighbours, or the summary
+       merged into the first tail message when both roles collide; call/result
+       pairs repaired by id set (orphan results dropped, unanswered calls
+       stripped anywhere, the last message included); older image parts replaced.
 
-    The summary role follows hermes' alternation rule: ``user`` after an assistant
-    or tool message (or when only the system message is in the head), otherwise
-    ``assistant``, flipped when it would repeat the first tail role. Where hermes
-    would merge the summary into the first tail message (both roles collide), the
-    summary stays a message of its own (OpenAI accepts two same-role messages).
-    The summary text uses this lab's ``[Earlier conversation summary]`` header
-    (hermes has its own reference-only prefix) so the metrics recognize it; a
-    failed summarizer gives the lab's placeholder (hermes writes a deterministic
-    fallback summary instead). When pruning changed something but there is no
-    middle window to summarize, hermes keeps the pruned list: that is an event of
-    kind ``mask`` here.
+    Quirks reproduced (``docs/policies.md``, section hermes_agent): a reused
+    call id labels an old result with the tool name *and arguments* of the id's
+    last use (hermes' id->name map keeps the last one); pairs repaired by id set
+    keep a second result of an answered id; a summary that must merge into a
+    missing tail message is lost. Departures, off by default:
+    ``label_by_position`` (label by the call each result answers),
+    ``decay_head=False`` (keep protecting the first messages),
+    ``system_note=False``, ``redact`` (hermes' redaction is not ported: pass
+    ``agent.redact.redact_sensitive_text`` or any str -> str), and hermes'
+    own option ``abort_on_summary_failure`` (no summary on a failure: hermes
+    then returns the pruned list, old tool results still pruned).
 
-    Constants (hermes defaults): ``threshold_percent`` 0.50 is replaced by the lab
-    trigger; ``summary_target_ratio`` 0.20, so the tail budget is 0.20 x the
-    trigger (hermes: ``tail_token_budget = threshold_tokens x 0.20``), taken here
-    as 0.20 x ``env.budget`` in the ledger's unit; ``protect_first_n`` 3;
-    ``protect_last_n`` 20 capped at ``_MAX_TAIL_MESSAGE_FLOOR`` 8; the 200-char
-    prune and dedup floors and the 500/200-char argument limits are characters of
-    text, as in the source. Not reproduced: the anti-thrashing back-off, the
-    summary-failure cooldown, image stripping and the protected-tail "pressure"
-    pass (#61932). ``decay_head``: hermes main stops protecting the first 3
-    messages once a summary exists (#11996); off by default here because this
-    lab's issue asks for a protected head (earlier hermes releases kept it).
+    Lab mapping: hermes' threshold is the lab budget, so the tail budget is
+    ``int(summary_target_ratio x env.budget)`` in the trigger's unit
+    (``env.meter``); ``size=hermes_message_tokens`` measures as hermes does.
+    hermes' state across calls is read from the context: "has compressed
+    before" is "a hermes summary is in the context". The trigger side of hermes
+    (threshold floors, anti-thrashing, the summary-failure cooldown) decides
+    *when* to compact and stays outside the policy.
     """
 
     protect_first_n: int = 3
@@ -142,79 +122,124 @@ class HermesAgentPolicy(Policy):
     dedup_min_chars: int = 200
     tool_args_max_chars: int = 500
     tool_args_head_chars: int = 200
-    decay_head: bool = False
-    excerpt_tool_calls: bool = True
+    decay_head: bool = True
     system_note: bool = True
+    excerpt_tool_calls: bool = True
+    label_by_position: bool = False
+    abort_on_summary_failure: bool = False
+    redact: Callable[[str], str] | None = None
     name: ClassVar[str] = "hermes_agent"
 
     def __post_init__(self) -> None:
-        check_positive(self.summary_target_ratio, "summary_target_ratio", upper=1.0)
+        if not 0.10 <= self.summary_target_ratio <= 0.80:
+            raise ValueError(f"summary_target_ratio must be within [0.10, 0.80] (hermes clamps it there), "
+                             f"got {self.summary_target_ratio!r}")
         check_positive(self.protect_first_n, "protect_first_n", zero=True)
         check_positive(self.protect_last_n, "protect_last_n", zero=True)
         check_positive(self.tail_soft_factor, "tail_soft_factor")
 
-    # -- phase 1: prune ------------------------------------------------------------
+    # -- phase 1: prune ---------------------------------------------------------------------
 
-    def _prune(self, msgs: list, tail_budget: int, meter: Callable[[Message], int]) -> tuple[list, int]:
-        result = list(msgs)
-        n = len(result)
-        pairs = pair_tool_results(msgs)
-        min_protect = min(self.protect_last_n, n, self.max_tail_message_floor)
+    def _call_labels(self, msgs: Sequence[Message]) -> Callable[[int], tuple[Any, Any]]:
+        """Tool message index -> (tool name, arguments) of its call: by id, the last use winning (hermes)."""
+        if self.label_by_position:
+            pairs = pair_tool_results(msgs)
+            return lambda i: tool_call_of(msgs, pairs, i)
+        by_id: dict[Any, tuple[Any, Any]] = {}
+        for m in msgs:
+            if _role(m) == "assistant":
+                for call in m.get("tool_calls") or []:
+                    if isinstance(call, dict):
+                        fn = call.get("function", {})
+                        fn = fn if isinstance(fn, Mapping) else {}
+                        by_id[call.get("id", "")] = (fn.get("name", "unknown"), fn.get("arguments", ""))
+        return lambda i: by_id.get(msgs[i].get("tool_call_id", ""), ("unknown", ""))
+
+    def _prune_boundary(self, msgs: Sequence[Message], tail_budget: int, meter: Sizer) -> int:
+        n = len(msgs)
+        if tail_budget <= 0:
+            return n - self.protect_last_n
+        min_protect = min(self.protect_last_n, n)
         used, boundary = 0, n
         for i in range(n - 1, -1, -1):
-            s = meter(result[i])
-            if used + s > tail_budget and n - i >= min_protect:
+            size = meter(msgs[i])
+            if used + size > tail_budget and n - i >= min_protect:
                 boundary = i
                 break
-            used += s
+            used += size
             boundary = i
-        prune_end = n - max(n - boundary, min_protect)
-        changed = 0
+        return n - max(n - boundary, min_protect)
+
+    def _dedupe(self, result: list) -> int:
         seen: set[str] = set()
-        for i in range(n - 1, -1, -1):  # pass 1: dedupe, newest copy kept (tail included)
+        changed = 0
+        for i in range(len(result) - 1, -1, -1):
             m = result[i]
-            content = m.get("content") if role_of(m) == "tool" else None
-            if not isinstance(content, str) or len(content) < self.dedup_min_chars:
+            content = m.get("content") or ""
+            if _role(m) != "tool" or not isinstance(content, str) or len(content) < self.dedup_min_chars:
                 continue
             if content in seen:
-                result[i] = {**m, "content": _DUPLICATE_NOTE}
+                result[i] = {**m, "content": DUPLICATE_NOTE}
                 changed += 1
             else:
                 seen.add(content)
-        for i in range(max(0, prune_end)):  # pass 2: one-line summaries outside the tail
+        return changed
+
+    def _stand_in(self, m: Message, label: Callable[[], tuple[Any, Any]]) -> Any:
+        """The pruned content of an old tool result, or None to keep it."""
+        content = m.get("content", "")
+        if isinstance(content, list):
+            return _strip_image_parts(content, "[screenshot removed to save context]")
+        if isinstance(content, dict) and content.get("_multimodal"):
+            return f"[screenshot removed] {(content.get('text_summary') or '[screenshot removed to save context]')[:200]}"
+        if (not isinstance(content, str) or not content or content == PRUNED_TOOL_PLACEHOLDER
+                or content.startswith("[Duplicate tool output") or len(content) <= self.prune_min_chars):
+            return None
+        name, args = label()
+        return tool_result_line(name, args, content)
+
+    def _shrink_calls(self, m: Message) -> Message | None:
+        calls, changed = [], False
+        for call in m["tool_calls"]:
+            fn = call.get("function") if isinstance(call, dict) else None
+            args = fn.get("arguments", "") if isinstance(fn, Mapping) else None
+            if isinstance(args, str) and len(args) > self.tool_args_max_chars:
+                shrunk = shrink_arguments(args, self.tool_args_head_chars)
+                if shrunk != args:
+                    call, changed = {**call, "function": {**fn, "arguments": shrunk}}, True
+            calls.append(call)
+        return {**m, "tool_calls": calls} if changed else None
+
+    def _prune(self, msgs: list, tail_budget: int, meter: Sizer) -> tuple[list, int]:
+        """``_prune_old_tool_results``: (pruned copy, messages changed); unchanged messages stay the same objects."""
+        result = list(msgs)
+        label = self._call_labels(msgs)
+        boundary = self._prune_boundary(msgs, tail_budget, meter)
+        changed = self._dedupe(result)
+        for i in range(max(0, boundary)):
             m = result[i]
-            content = m.get("content") if role_of(m) == "tool" else None
-            if (not isinstance(content, str) or content == _DUPLICATE_NOTE
-                    or len(content) <= self.prune_min_chars
-                    or (content.startswith("[") and " chars" in content and len(content) < 400)):
-                continue
-            name, args = tool_call_of(msgs, pairs, i)
-            result[i] = {**m, "content": _tool_one_liner(name, args, content)}
-            changed += 1
-        for i in range(max(0, prune_end)):  # pass 3: shrink big call arguments outside the tail
-            m = result[i]
-            if role_of(m) != "assistant" or not calls_of(m):
-                continue
-            new_calls, modified = [], False
-            for call in calls_of(m):
-                fn = call.get("function") if isinstance(call, Mapping) else None
-                args = fn.get("arguments") if isinstance(fn, Mapping) else None
-                if isinstance(args, str) and len(args) > self.tool_args_max_chars:
-                    shrunk = _shrink_arguments(args, self.tool_args_head_chars)
-                    if shrunk != args:
-                        call = {**call, "function": {**fn, "arguments": shrunk}}
-                        modified = True
-                new_calls.append(call)
-            if modified:
-                result[i] = {**m, "tool_calls": new_calls}
-                changed += 1
+            if _role(m) == "tool":
+                new = self._stand_in(m, lambda: label(i))
+                if new is not None:
+                    result[i] = {**m, "content": new}
+                    changed += 1
+            elif _role(m) == "assistant" and m.get("tool_calls"):
+                shrunk = self._shrink_calls(m)
+                if shrunk is not None:
+                    result[i], changed = shrunk, changed + 1
         return result, changed
 
-    # -- phase 2: boundaries ---------------------------------------------------------
+    # -- phase 2: boundaries ----------------------------------------------------------------
+
+    def _head_size(self, msgs: Sequence[Message]) -> int:
+        first_n = self.protect_first_n
+        if self.decay_head and any(is_summary_content(m.get("content")) for m in msgs):
+            first_n = 0  # hermes: protect_first_n decays once the session has been compacted (#11996)
+        return int(bool(msgs) and _role(msgs[0]) == "system") + first_n
 
     @staticmethod
     def _align_forward(msgs: Sequence[Message], idx: int) -> int:
-        while idx < len(msgs) and role_of(msgs[idx]) == "tool":
+        while idx < len(msgs) and _role(msgs[idx]) == "tool":
             idx += 1
         return idx
 
@@ -223,138 +248,242 @@ class HermesAgentPolicy(Policy):
         if idx <= 0 or idx >= len(msgs):
             return idx
         check = idx - 1
-        while check >= 0 and role_of(msgs[check]) == "tool":
+        while check >= 0 and _role(msgs[check]) == "tool":
             check -= 1
-        if check >= 0 and role_of(msgs[check]) == "assistant" and calls_of(msgs[check]):
+        if check >= 0 and _role(msgs[check]) == "assistant" and msgs[check].get("tool_calls"):
             idx = check
         return idx
 
-    @staticmethod
-    def _turn_pair_end(msgs: Sequence[Message], user_idx: int) -> int:
-        idx = user_idx + 1
-        if idx >= len(msgs) or role_of(msgs[idx]) != "assistant":
-            return idx
-        idx += 1
-        while idx < len(msgs) and role_of(msgs[idx]) == "tool":
-            idx += 1
-        return idx
-
     def _keep_last_user(self, msgs: Sequence[Message], cut: int, head_end: int) -> int:
-        last = next((i for i in range(len(msgs) - 1, head_end - 1, -1) if _is_actionable_user(msgs[i])), -1)
+        last = next((i for i in range(len(msgs) - 1, head_end - 1, -1)
+                     if _role(msgs[i]) == "user" and not is_summary_content(msgs[i].get("content"))), -1)
         if last < 0 or last >= cut:
             return cut
-        adjusted = max(last, head_end + 1)
-        if adjusted > last:  # the user message sits at the head boundary: summarize its whole turn
-            return max(self._turn_pair_end(msgs, last), head_end + 1)
-        return adjusted
+        if head_end + 1 <= last:
+            return last
+        # the user message sits at the head boundary: summarize its whole turn (#22523)
+        end = last + 1
+        if end < len(msgs) and _role(msgs[end]) == "assistant":
+            end = self._align_forward(msgs, end + 1)
+        return max(end, head_end + 1)
+
+    @staticmethod
+    def _has_text(m: Message) -> bool:
+        content = m.get("content")
+        if isinstance(content, str):
+            return bool(content.strip())
+        if isinstance(content, list):
+            for part in content:
+                text = (part.get("text") or part.get("content")) if isinstance(part, dict) else None
+                if isinstance(text, str) and text.strip():
+                    return True
+        return False
 
     def _keep_last_assistant(self, msgs: Sequence[Message], cut: int, head_end: int) -> int:
-        last_any, last_text = -1, -1
+        last_any = last = -1
         for i in range(len(msgs) - 1, head_end - 1, -1):
-            m = msgs[i]
-            if role_of(m) != "assistant" or is_summary_message(m):
+            if _role(msgs[i]) != "assistant":
                 continue
-            if last_any < 0:
-                last_any = i
-            if text_of(m).strip():
-                last_text = i
+            last_any = i if last_any < 0 else last_any
+            if self._has_text(msgs[i]):
+                last = i
                 break
-        last = last_text if last_text >= 0 else last_any
+        last = last if last >= 0 else last_any
         if last < 0 or last >= cut:
             return cut
         return max(self._align_backward(msgs, last), head_end + 1)
 
-    def _tail_cut(self, msgs: Sequence[Message], head_end: int, budget: int,
-                  meter: Callable[[Message], int]) -> int:
+    def _walk_back(self, msgs: Sequence[Message], head_end: int, limit: int, min_tail: int,
+                   meter: Sizer) -> tuple[int, int]:
+        """Walk back from the end while under ``limit`` (or under the floor): (cut, size walked)."""
+        n, used, cut = len(msgs), 0, len(msgs)
+        for i in range(n - 1, head_end - 1, -1):
+            size = meter(msgs[i])
+            if used + size > limit and n - i >= min_tail:
+                return cut, used
+            used += size
+            cut = i
+        return cut, used
+
+    def _tail_cut(self, msgs: Sequence[Message], head_end: int, budget: int, meter: Sizer) -> int:
+        """``_find_tail_cut_by_tokens``: the first message of the protected tail."""
         n = len(msgs)
         available = max(0, n - head_end - 1)
         floor = max(3, min(self.protect_last_n, self.max_tail_message_floor))
         min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
         soft = int(budget * self.tail_soft_factor)
-        used, cut = 0, n
-        for i in range(n - 1, head_end - 1, -1):
-            s = meter(msgs[i])
-            if used + s > soft and n - i >= min_tail:
-                break
-            used += s
-            cut = i
-        if cut <= head_end and 0 < used <= soft:  # everything fits the soft ceiling: re-walk at 1x
-            raw = 0
-            for j in range(n - 1, head_end - 1, -1):
-                s = meter(msgs[j])
-                if raw + s > budget and n - j >= min_tail:
-                    cut = j
-                    break
-                raw += s
-                cut = j
-        fallback = n - min_tail
-        cut = min(cut, fallback)
+        cut, used = self._walk_back(msgs, head_end, soft, min_tail, meter)
+        if cut <= head_end and 0 < used <= soft:  # everything fits the soft ceiling: re-walk at 1x (#40803)
+            cut = self._rewalk(msgs, head_end, budget, min_tail, meter)
+        cut = min(cut, n - min_tail)
         if cut <= head_end:
-            cut = max(fallback, head_end + 1)
+            cut = max(n - min_tail, head_end + 1)
         cut = self._align_backward(msgs, cut)
         cut = self._keep_last_user(msgs, cut, head_end)
         cut = self._keep_last_assistant(msgs, cut, head_end)
         return self._align_forward(msgs, max(cut, head_end + 1))
 
     @staticmethod
-    def _summary_role(head: Sequence[Message], tail: Sequence[Message]) -> str:
-        last_head = role_of(head[-1]) if head else "user"
-        first_tail = role_of(tail[0]) if tail else None
-        force_user = not head or last_head == "system"
-        if not force_user and not any(role_of(m) == "user" for m in list(head) + list(tail)):
-            force_user = True
+    def _rewalk(msgs: Sequence[Message], head_end: int, budget: int, min_tail: int, meter: Sizer) -> int:
+        n, used, cut = len(msgs), 0, len(msgs)
+        for j in range(n - 1, head_end - 1, -1):
+            size = meter(msgs[j])
+            if used + size > budget and n - j >= min_tail:
+                return j
+            used += size
+            cut = j
+        return cut
+
+    # -- phase 3: the summary ---------------------------------------------------------------
+
+    def _summary_text(self, previous: str, turns: list, env: PolicyEnv) -> tuple[str, str | None]:
+        """(summary with prefix, failure or None): the answer grounded, or hermes' fallback summary.
+
+        hermes calls its LLM even for an empty window; so is the summarizer here.
+        """
+        redact = self.redact or (lambda text: text)
+        records = ([(PREVIOUS_SUMMARY_ROLE, previous)] if previous else [])
+        records += excerpt_records(turns, tool_calls=self.excerpt_tool_calls)
+        summarizer = env.summarizer or default_summarizer()
+        failure = None
+        try:
+            direct = getattr(summarizer, "summarize_records", None)
+            reply = direct(records) if direct is not None else summarizer(
+                "".join(f"{role}: {text}\n" for role, text in records))
+            if not isinstance(reply, str) or not reply.strip():
+                failure = "the summarizer returned no text"
+        except Exception as exc:  # a failed extra call must not break the agent loop (hermes: fallback)
+            failure = (str(exc).strip() or type(exc).__name__)
+            failure = failure[:217].rstrip() + "..." if len(failure) > 220 else failure
+        if failure is not None:
+            return fallback_summary(turns, previous=bool(previous), reason=failure, redact=redact), failure
+        grounded = ground_task_snapshot(redact(reply.strip()), turns, redact)
+        return with_summary_prefix(grounded), None
+
+    @staticmethod
+    def _summary_role(msgs: Sequence[Message], start: int, end: int) -> tuple[str, bool]:
+        """(role, merge into the first tail message): hermes' alternation rules (#52160, #58753)."""
+        n = len(msgs)
+        last_head = _role(msgs[start - 1], "user") if start > 0 else "user"
+        first_tail = _role(msgs[end], "user") if end < n else "user"
+        force_user = last_head == "system" or not any(
+            _role(msgs[i]) == "user" for i in [*range(0, start), *range(end, n)])
         role = "user" if last_head in ("assistant", "tool") or force_user else "assistant"
-        if first_tail is not None and role == first_tail:
-            flipped = "assistant" if role == "user" else "user"
-            if flipped != last_head and not force_user:
-                role = flipped
-        return role
+        if role != first_tail:
+            return role, False
+        flipped = "assistant" if role == "user" else "user"
+        if flipped != last_head and not force_user:
+            return flipped, False
+        return role, True
+
+    # -- phase 4: assembly ------------------------------------------------------------------
+
+    def _head(self, msgs: Sequence[Message], start: int) -> list:
+        head = list(msgs[:start])
+        if self.system_note and head and _role(head[0]) == "system":
+            content = head[0].get("content")
+            if COMPACTION_NOTE not in content_text(content):
+                sep = "\n\n" + COMPACTION_NOTE if isinstance(content, str) and content else COMPACTION_NOTE
+                head[0] = {**head[0], "content": append_text(content, sep)}
+        return head
+
+    @staticmethod
+    def _merge(first: Message, summary: str) -> dict:
+        suffix = f"\n\n{MERGED_SUMMARY_DELIMITER}\n\n{summary}\n\n{SUMMARY_END_MARKER}"
+        content = append_text(append_text(first.get("content", ""), suffix), MERGED_PRIOR_CONTEXT_HEADER + "\n",
+                              prepend=True)
+        return {**{k: v for k, v in first.items() if k != "api_content"}, "content": content}
+
+    @staticmethod
+    def _repair_pairs(msgs: list) -> tuple[list, int]:
+        """``_sanitize_tool_pairs``: by id set, orphan results dropped and unanswered calls stripped anywhere."""
+        calls = {_call_id(c) for m in msgs if _role(m) == "assistant" for c in (m.get("tool_calls") or [])}
+        calls.discard("")
+        results = {m.get("tool_call_id") for m in msgs if _role(m) == "tool" and m.get("tool_call_id")}
+        orphans, missing = results - calls, calls - results
+        out = [m for m in msgs if not (_role(m) == "tool" and m.get("tool_call_id") in orphans)]
+        repairs = len(msgs) - len(out)
+        for i, m in enumerate(out):
+            tcs = m.get("tool_calls") if _role(m) == "assistant" else None
+            if not missing or not tcs:
+                continue
+            kept = [c for c in tcs if _call_id(c) not in missing]
+            if len(kept) == len(tcs):
+                continue
+            m = {k: v for k, v in m.items() if k != "tool_calls"}
+            if kept:
+                m["tool_calls"] = kept
+            elif not m.get("content") or (isinstance(m.get("content"), str) and not m["content"].strip()):
+                m["content"] = "(tool call removed)"
+            out[i], repairs = m, repairs + 1
+        return out, repairs
+
+    @staticmethod
+    def _strip_old_images(msgs: list) -> list:
+        """``_strip_historical_media``: image parts before the newest image-bearing user message replaced."""
+        has_images = lambda m: isinstance(m.get("content"), list) and _strip_image_parts(m["content"], "") is not None
+        anchor = next((i for i in range(len(msgs) - 1, -1, -1)
+                       if _role(msgs[i]) == "user" and has_images(msgs[i])), -1)
+        for i in range(max(anchor, 0)):
+            m = msgs[i]
+            if has_images(m):
+                stripped = _strip_image_parts(m["content"], "[Attached image — stripped after compression]")
+                msgs[i] = {**{k: v for k, v in m.items() if k != "api_content"}, "content": stripped}
+        return msgs
+
+    def _aborted(self, context: list, pruned: list, n_pruned: int, env: PolicyEnv, size: int,
+                 failure: str) -> tuple[list, Event | None]:
+        """``abort_on_summary_failure``: hermes returns its *pruned* list (its comment says "unchanged")."""
+        if not n_pruned:
+            return context, None
+        ev = make_event(self, "mask", context, pruned, env, size)
+        return pruned, replace(ev, failure=failure, summarizer_calls=1, detail=(
+            f"hermes_agent: summarizer failed ({failure}), compaction aborted (abort_on_summary_failure); "
+            f"the {n_pruned} old messages pruned stay pruned; {size:,} -> {ev.size_after:,}"))
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         msgs = list(context)
         n = len(msgs)
-        meter = env.meter
-        has_system = n > 0 and role_of(msgs[0]) == "system"
-        first_n = self.protect_first_n
-        if self.decay_head and any(is_summary_message(m) for m in msgs):
-            first_n = 0
-        head_size = int(has_system) + first_n
-        if n <= head_size + 3 + 1:  # hermes: head + 3 tail messages minimum
+        head_size = self._head_size(msgs)
+        if n <= head_size + 3 + 1:  # hermes: the head plus 3 tail messages at least
             return context, None
-        tail_budget = max(1, int(env.budget * self.summary_target_ratio))
-        pruned, n_pruned = self._prune(msgs, tail_budget, meter)
+        tail_budget = int(env.budget * self.summary_target_ratio)
+        pruned, n_pruned = self._prune(msgs, tail_budget, env.meter)
         start = self._align_forward(pruned, head_size)
-        end = self._tail_cut(pruned, start, tail_budget, meter) if start < n else n
-        summaries = {i for i in range(start, n) if is_summary_message(pruned[i])}
-        turns = [pruned[i] for i in range(start, end) if i not in summaries]
-        if start >= end or not turns:
-            if not n_pruned:
-                return context, None
-            ev = make_event(self, "mask", context, pruned, env, size)
-            return pruned, replace(ev, **{"detail": (
-                f"hermes_agent: pruned/deduplicated {n_pruned} old tool results; no middle window to "
-                f"summarize (head {start}, tail {n - end}); {size:,} -> {ev.size_after:,}")})
-        previous = "\n\n".join(
-            t for t in (text_of(pruned[i]) for i in sorted(summaries)) if t and t != PLACEHOLDER_NOTE)
-        excerpt_msgs = ([{"role": PREVIOUS_SUMMARY_ROLE, "content": previous}] if previous else []) + turns
-        summary = summarize_dropped(excerpt_msgs, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls)
-        head = list(pruned[:start])
-        if self.system_note and head and role_of(head[0]) == "system" and isinstance(head[0].get("content"), str):
-            content = head[0]["content"]
-            if _COMPACTION_SYSTEM_NOTE not in content:
-                head[0] = {**head[0], "content": (content + "\n\n" if content else "") + _COMPACTION_SYSTEM_NOTE}
-        tail = [pruned[i] for i in range(end, n) if i not in summaries]
-        note = {"role": self._summary_role(head, tail), "content": summary.note}
-        new, repairs = repair_tool_pairs(head + [note] + tail)
-        ev = make_event(self, "placeholder" if summary.failure else "summary", context, new, env, size)
-        detail = (
-            f"hermes_agent: summarized {len(turns)} messages ({start}..{end - 1})"
-            f"{' updating the previous summary' if previous else ''}; kept head {start} + tail {len(tail)}; "
-            f"{n_pruned} tool results pruned/deduplicated, {repairs} pairs repaired; {size:,} -> {ev.size_after:,}"
-        )
-        if summary.failure:
-            detail += f"; summarizer failed: {summary.failure}"
-        return new, replace(ev, **{"cut": end, "note": summary.note, "failure": summary.failure,
-                             "summarizer_calls": int(summary.called), "detail": detail})
+        end = self._tail_cut(pruned, start, tail_budget, env.meter)  # always > start in hermes 0.19.0
+        if end > n:  # the head covers every message: hermes raises IndexError here; the lab declines
+            return context, None
+        first = 1 if _role(pruned[0]) == "system" else 0
+        found = next((i for i in range(end - 1, first - 1, -1) if is_summary_content(pruned[i].get("content"))), None)
+        previous = strip_summary_prefix(content_text(pruned[found].get("content"))) if found is not None else ""
+        turns = pruned[max(start, found + 1):end] if found is not None else pruned[start:end]
+        summary, failure = self._summary_text(previous, turns, env)
+        if failure and self.abort_on_summary_failure:
+            return self._aborted(context, pruned, n_pruned, env, size, failure)
+        role, merge = self._summary_role(pruned, start, end)
+        tail = list(pruned[end:])
+        note = {"role": role, "content": summary + "\n\n" + SUMMARY_END_MARKER}
+        if merge and tail:
+            note = tail[0] = self._merge(tail[0], summary)
+        assembled = self._head(pruned, start) + ([] if merge else [note]) + tail  # merge, no tail: lost (hermes)
+        new, repairs = self._repair_pairs(assembled)
+        new = self._strip_old_images(new)
+        ev = make_event(self, "placeholder" if failure else "summary", context, new, env, size)
+        detail = _detail(len(turns), start, end, n, bool(previous), merge, bool(tail), n_pruned, repairs,
+                         failure, size, ev.size_after)
+        return new, replace(ev, cut=end, note=note["content"], failure=failure, summarizer_calls=1, detail=detail)
 
 
+def _detail(turns: int, start: int, end: int, n: int, previous: bool, merge: bool, tail: bool, pruned: int,
+            repairs: int, failure: str | None, before: int, after: int) -> str:
+    """One line saying what a compaction did."""
+    where = ""
+    if merge:
+        where = (" (summary merged into the first tail message)" if tail
+                 else " (summary lost: it should merge into a tail message and there is none, as in hermes)")
+    text = (f"hermes_agent: summarized {turns} messages ({start}..{end - 1})"
+            f"{' updating the previous summary' if previous else ''}; kept head {start} + tail {n - end}{where}; "
+            f"{pruned} old messages pruned, {repairs} pairs repaired; {before:,} -> {after:,}")
+    if failure:
+        text += f"; summarizer failed ({failure}): hermes' deterministic fallback summary"
+    return text

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from collections.abc import Sequence
 from typing import ClassVar
 
-from ..compaction import LANGCHAIN_SUMMARY_PREFIX, PLACEHOLDER_NOTE, excerpt_records
+from ..compaction import PLACEHOLDER_NOTE, excerpt_records, register_summary_prefix
 from ..messages import Message, call_id, calls_of, role_of
 from ..summarizers import Summarizer, default_summarizer
 from .base import Event, Policy, PolicyEnv, make_event, register
@@ -14,7 +14,8 @@ from .langchain_trim import SYSTEM_ROLES, trim_last
 
 __all__ = ["LangChainSummarizePolicy", "SUMMARY_PREFIX", "safe_cutoff_point"]
 
-SUMMARY_PREFIX = LANGCHAIN_SUMMARY_PREFIX  # _build_new_messages
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"  # summarization.py, _build_new_messages
+register_summary_prefix(SUMMARY_PREFIX)
 NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 KEEP_KINDS = ("messages", "tokens", "fraction")
