@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..compaction import register_summary_prefix
+
 __all__ = [
     "TASK_HEADING",
     "SUMMARY_PREFIX",
@@ -118,6 +120,8 @@ COMPACTION_NOTE = (  # appended to the system prompt [3546]
 PRUNED_TOOL_PLACEHOLDER = "[Old tool output cleared to save context space]"
 DUPLICATE_NOTE = "[Duplicate tool output — same content as a more recent call]"
 _ALL_PREFIXES = (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES)
+for _prefix in _ALL_PREFIXES:  # a dropped hermes summary is not the user's goal (metrics.first_user_goal)
+    register_summary_prefix(_prefix)
 
 
 def _same(text: str) -> str:
