@@ -3,13 +3,17 @@
     python data/make_sessions.py           # (re)write the files
     python data/make_sessions.py --check   # exit 1, naming the files that differ
 
-The sessions are recorded by really running the toolkit's tools
-(``Tools(...).dispatch``) over a temporary copy of ``data/workspace/``; the user
-and assistant texts are authored here. Everything is deterministic: no temporary
-paths, timings, process ids or timestamps reach the output, and every command's
-result is checked while the session is built, so a story that stops being true
-fails the build instead of being written. ``build_all()`` returns the files as
-objects so a test can compare them with the committed ones without writing.
+The sessions are recorded by the toolkit's own agent loop, ``nh.Agent``, over a
+temporary copy of ``data/workspace/``: each session is a story (a generator of
+user messages and assistant messages, authored here) played by an
+``nh.ScriptedModel``, and the agent really runs every tool call through
+``Tools.dispatch`` and sends the story the results. Everything is
+deterministic: no temporary paths, timings, process ids or timestamps reach the
+output, and every command's result is checked while the session is built, so a
+story that stops being true fails the build instead of being written.
+``build_all()`` returns the files as objects so a test can compare them with
+the committed ones without writing; ``record(story)`` returns the agent's
+result (its live ledger included).
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))
 
-from nanohermes_nb import Tools  # noqa: E402
+from nanohermes_nb import Agent, AgentResult, ScriptedModel  # noqa: E402
+from nanohermes_nb.models import ModelError  # noqa: E402
 from nanohermes_nb.prompt import (  # noqa: E402
     PROJECT_CONTEXT_HEADER,
     PROJECT_DOCS_HEADER,
@@ -95,43 +100,124 @@ def system_text(root: Path) -> str:
     return text
 
 
-class Recorder:
-    """Builds an OpenAI-form transcript while the tools really run.
+class User(NamedTuple):
+    """A user message: the start of a turn (one ``Agent.run``)."""
 
-    A turn starts at each user message; call ids are ``call_<turn>_<k>`` with k
-    counting the calls of the turn.
+    text: str
+
+
+class Call(NamedTuple):
+    """An assistant message with tool calls; the story receives the real results."""
+
+    say: str
+    calls: tuple
+
+
+class Reply(NamedTuple):
+    """An assistant message without tool calls: the turn's answer."""
+
+    text: str
+
+
+Story = Iterator  # yields User / Call / Reply; each Call is sent back the list of its results
+
+
+def call(say: str, *calls: tuple[str, dict[str, Any]]) -> Call:
+    return Call(say, calls)
+
+
+class StoryEnded(ModelError):
+    """The story has no reply left for the model's next request (a session that ends on tool results)."""
+
+
+class Storyteller:
+    """Turns a story into a ``ScriptedModel`` script: the model's next reply, from the recorded session.
+
+    The story is a generator. The agent's request after a ``Call`` sends the
+    story the tool results the agent recorded (read from the session, so a
+    compaction of the context cannot hide them). Call ids are
+    ``call_<turn>_<k>``, k counting the calls of the turn.
     """
 
-    def __init__(self, tools: Tools, system: str) -> None:
-        self.tools = tools
-        self.messages: list[Message] = [{"role": "system", "content": system}]
+    def __init__(self, story: Story) -> None:
+        self.story = story
+        self.agent: Agent | None = None
         self.turn = 0
         self.calls_in_turn = 0
+        self.ended = False
 
-    def user(self, text: str) -> None:
+    def next_user(self) -> User | None:
+        """The next user message (the story resumes after the turn's answer), or None at the end."""
+        try:
+            item = self.story.send(None)
+        except StopIteration:
+            return None
+        if not isinstance(item, User):
+            raise BuildError(f"expected a user message after the turn's answer, got {item!r}")
         self.turn += 1
         self.calls_in_turn = 0
-        self.messages.append({"role": "user", "content": text})
+        return item
 
-    def call(self, say: str, *calls: tuple[str, dict[str, Any]]) -> list[str]:
-        """One assistant message with tool calls, then the real result of each call."""
-        ids, tool_calls = [], []
-        for name, args in calls:
+    def __call__(self, context: list) -> Message:
+        """The model's reply to the agent's request (``context`` is what it sent)."""
+        assert self.agent is not None
+        results = _last_results(self.agent.messages)
+        try:
+            item = self.story.send(results)
+        except StopIteration:
+            self.ended = True
+            raise StoryEnded("the story has no reply left") from None
+        if isinstance(item, Reply):
+            return {"role": "assistant", "content": item.text}
+        if not isinstance(item, Call):
+            raise BuildError(f"expected the assistant's next message, got {item!r}")
+        tool_calls = []
+        for name, args in item.calls:
             self.calls_in_turn += 1
-            call_id = f"call_{self.turn}_{self.calls_in_turn}"
-            ids.append(call_id)
-            tool_calls.append({"id": call_id, "type": "function",
+            tool_calls.append({"id": f"call_{self.turn}_{self.calls_in_turn}", "type": "function",
                                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}})
-        self.messages.append({"role": "assistant", "content": say, "tool_calls": tool_calls})
-        results = []
-        for call_id, (name, args) in zip(ids, calls):
-            result = self.tools.dispatch(name, args)
-            results.append(result)
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
-        return results
+        return {"role": "assistant", "content": item.say, "tool_calls": tool_calls}
 
-    def reply(self, text: str) -> None:
-        self.messages.append({"role": "assistant", "content": text})
+
+def _last_results(messages: Sequence[Message]) -> list[str] | None:
+    """The contents of the tool results at the end of the session (None when it ends otherwise)."""
+    k = len(messages)
+    while k and messages[k - 1].get("role") == "tool":
+        k -= 1
+    return [m["content"] for m in messages[k:]] or None
+
+
+def record(story: Callable[[Path], Story], *, ends_on_tools: bool = False) -> AgentResult:
+    """Run ``story`` through ``nh.Agent`` with a ``ScriptedModel``, in a scratch workspace.
+
+    One ``Agent.run`` per user message, with the defaults (budget 120,000, NanoHermes's
+    compaction; the summaries are the scripted model's offline ones). The session
+    recorded is the agent's, uncompacted. ``ends_on_tools``: the story stops after
+    a tool batch, so the run's last request finds no reply (and that is expected).
+    """
+    with scratch_workspace() as root:
+        teller = Storyteller(story(root))
+        with Agent(root, ScriptedModel(teller), system=system_text(root)) as agent:
+            teller.agent = agent
+            result = None
+            while (user := teller.next_user()) is not None:
+                result = agent.run(user.text)
+                if result.error and not (ends_on_tools and teller.ended):
+                    raise BuildError(f"{story.__name__}: {result.error}")
+                if teller.ended:
+                    break
+        if result is None or (ends_on_tools and not teller.ended):
+            raise BuildError(f"{story.__name__}: the story did not run as told")
+        return result
+
+
+def session_of(story: Callable[[Path], Story], **options: Any) -> Callable[[], list[Message]]:
+    """A builder of the session's messages (what the data file holds)."""
+    def build() -> list[Message]:
+        return record(story, **options).messages
+
+    build.__name__ = story.__name__
+    return build
 
 
 def expect_exit(result: str, code: int) -> str:
@@ -170,9 +256,10 @@ def patch_command(edits: Sequence[tuple[str, str, str]], *, quiet: bool = False)
     return "\n".join(lines)
 
 
-def run(rec: Recorder, say: str, command: str, code: int = 0) -> str:
-    """One run_command call whose exit code is checked."""
-    return expect_exit(rec.call(say, ("run_command", {"command": command}))[0], code)
+def run(say: str, command: str, code: int = 0) -> Story:
+    """One run_command call whose exit code is checked: ``result = yield from run(...)``."""
+    results = yield call(say, ("run_command", {"command": command}))
+    return expect_exit(results[0], code)
 
 
 def last_line_shown(result: str) -> int:
@@ -345,137 +432,134 @@ DOC_EDITS = [
 ]
 
 
-def twelve_turns() -> list[Message]:
+def twelve_turns(root: Path) -> Story:
     """The article's twelve actions, one user turn each, over a copy of the workspace."""
-    with scratch_workspace() as root, Tools(root) as tools:
-        rec = Recorder(tools, system_text(root))
 
-        rec.user(GOAL)
-        expect_in(rec.call("I'll start with the parser.", ("read_file", {"path": "logstat/parse.py"}))[0],
-                  "def parse_line")
-        rec.reply("`parse_line` matches the whole line with one regular expression and stores the "
-                  "request target, query included, in `Record.path`. I'll split it there: `path` "
-                  "before the first `?`, a new `query` field after it. The new field goes last, with "
-                  "a default, so code and tests that build a `Record` by position keep working.")
+    yield User(GOAL)
+    expect_in((yield call("I'll start with the parser.", ("read_file", {"path": "logstat/parse.py"})))[0],
+              "def parse_line")
+    yield Reply("`parse_line` matches the whole line with one regular expression and stores the "
+                "request target, query included, in `Record.path`. I'll split it there: `path` "
+                "before the first `?`, a new `query` field after it. The new field goes last, with "
+                "a default, so code and tests that build a `Record` by position keep working.")
 
-        rec.user("Sounds right. Before you edit anything, look at how the report and the CLI use the path.")
-        rec.call("Reading the report module and the command line.",
-                 ("read_file", {"path": "logstat/report.py"}), ("read_file", {"path": "logstat/cli.py"}))
-        rec.reply("`path_stats` keys every counter on `r.path`, so once the parser strips the query the "
-                  "report groups by the bare path with no further change. For the distinct-query count "
-                  "I'll add a `queries` field to `PathStats` and a column to `render_top_paths`. The CLI "
-                  "only passes records through; `--json` and `--csv` call `logstat/export.py`, which "
-                  "I'll handle last.")
+    yield User("Sounds right. Before you edit anything, look at how the report and the CLI use the path.")
+    (yield call("Reading the report module and the command line.",
+                ("read_file", {"path": "logstat/report.py"}), ("read_file", {"path": "logstat/cli.py"})))
+    yield Reply("`path_stats` keys every counter on `r.path`, so once the parser strips the query the "
+                "report groups by the bare path with no further change. For the distinct-query count "
+                "I'll add a `queries` field to `PathStats` and a column to `render_top_paths`. The CLI "
+                "only passes records through; `--json` and `--csv` call `logstat/export.py`, which "
+                "I'll handle last.")
 
-        rec.user("Is `path` used anywhere else? I don't want surprises in the tests.")
-        rec.call("Searching the whole project for the word `path`.", ("grep", {"pattern": r"\bpath\b"}))
-        rec.call("`tests/test_report.py` builds records by position and checks tables exactly; reading it.",
-                 ("read_file", {"path": "tests/test_report.py"}))
-        rec.reply("Besides the report, `logstat/export.py` reads `s.path` in `path_entry`, and the tests "
-                  "use it. `tests/test_report.py` builds `Record` positionally (fine with a trailing "
-                  "default) and compares the rendered table character by character, so the new column "
-                  "will change `test_render_top_paths`. `tests/test_parse.py` has "
-                  "`test_query_string_kept_in_path`, which asserts the old behaviour.")
+    yield User("Is `path` used anywhere else? I don't want surprises in the tests.")
+    (yield call("Searching the whole project for the word `path`.", ("grep", {"pattern": r"\bpath\b"})))
+    (yield call("`tests/test_report.py` builds records by position and checks tables exactly; reading it.",
+                ("read_file", {"path": "tests/test_report.py"})))
+    yield Reply("Besides the report, `logstat/export.py` reads `s.path` in `path_entry`, and the tests "
+                "use it. `tests/test_report.py` builds `Record` positionally (fine with a trailing "
+                "default) and compares the rendered table character by character, so the new column "
+                "will change `test_render_top_paths`. `tests/test_parse.py` has "
+                "`test_query_string_kept_in_path`, which asserts the old behaviour.")
 
-        rec.user("Go ahead with the parser change and run the tests.")
-        expect_in(run(rec, "Splitting the target in `parse_line` and adding `Record.query`.",
-                      patch_command(PARSE_EDITS)), "patched logstat/parse.py")
-        result = run(rec, "Running the fast tests.", "python3 run_tests.py -v", code=1)
-        expect_in(result, "3 failed", "test_query_string_kept_in_path", "test_top_paths_report", "test_csv_report")
-        rec.reply("The parser change is in. Three tests fail, which is expected after a change of "
-                  "meaning: the old parse test and the two CLI goldens. The full details are in "
-                  "`test_output.txt`.")
+    yield User("Go ahead with the parser change and run the tests.")
+    expect_in((yield from run("Splitting the target in `parse_line` and adding `Record.query`.",
+                              patch_command(PARSE_EDITS))), "patched logstat/parse.py")
+    result = (yield from run("Running the fast tests.", "python3 run_tests.py -v", code=1))
+    expect_in(result, "3 failed", "test_query_string_kept_in_path", "test_top_paths_report", "test_csv_report")
+    yield Reply("The parser change is in. Three tests fail, which is expected after a change of "
+                "meaning: the old parse test and the two CLI goldens. The full details are in "
+                "`test_output.txt`.")
 
-        rec.user("Show me exactly what failed.")
-        details = rec.call("Reading the full failure report.", ("read_file", {"path": "test_output.txt"}))[0]
-        expect_in(details, "1  /search              9 ")
-        rec.reply("1. `test_query_string_kept_in_path` still expects `/search?q=shoes` as the path; it "
-                  "should now check `path == \"/search\"` and `query == \"q=shoes\"`.\n"
-                  "2. and 3. The CLI goldens `tests/fixtures/small_report.txt` and "
-                  "`tests/fixtures/small_top3.csv` predate the change: the nine `/search` requests now "
-                  "form one row at the top, which is the point of the change. I'll update the parse test "
-                  "and regenerate the goldens with the CLI, as NANOHERMES.md asks, once the report has "
-                  "its new column.")
+    yield User("Show me exactly what failed.")
+    details = (yield call("Reading the full failure report.", ("read_file", {"path": "test_output.txt"})))[0]
+    expect_in(details, "1  /search              9 ")
+    yield Reply("1. `test_query_string_kept_in_path` still expects `/search?q=shoes` as the path; it "
+                "should now check `path == \"/search\"` and `query == \"q=shoes\"`.\n"
+                "2. and 3. The CLI goldens `tests/fixtures/small_report.txt` and "
+                "`tests/fixtures/small_top3.csv` predate the change: the nine `/search` requests now "
+                "form one row at the top, which is the point of the change. I'll update the parse test "
+                "and regenerate the goldens with the CLI, as NANOHERMES.md asks, once the report has "
+                "its new column.")
 
-        rec.user("OK. Do that, and add the distinct-query count to the report.")
-        expect_in(run(rec, "Updating the parse test, adding `PathStats.queries` and the `queries` column, "
-                           "and updating the report test.", patch_command(REPORT_EDITS)),
-                  "patched logstat/report.py")
-        result = run(rec, "Regenerating the two CLI goldens and running the fast tests.",
-                     "python3 -m logstat tests/fixtures/small.log --top 8 --status > tests/fixtures/small_report.txt"
-                     " && python3 -m logstat tests/fixtures/small.log --top 3 --csv > tests/fixtures/small_top3.csv"
-                     " && python3 run_tests.py")
-        fast = summary_line(result)
-        expect_in(fast, " 0 failed")
-        rec.reply(f"All fast tests pass ({fast}). `logstat/report.py` now counts distinct non-empty query "
-                  "strings per path and shows them in a `queries` column; `tests/test_parse.py` and "
-                  "`tests/test_report.py` are updated and both CLI goldens regenerated.")
+    yield User("OK. Do that, and add the distinct-query count to the report.")
+    expect_in((yield from run("Updating the parse test, adding `PathStats.queries` and the `queries` column, "
+                              "and updating the report test.", patch_command(REPORT_EDITS))),
+              "patched logstat/report.py")
+    result = (yield from run("Regenerating the two CLI goldens and running the fast tests.",
+                             "python3 -m logstat tests/fixtures/small.log --top 8 --status > tests/fixtures/small_report.txt"
+                             " && python3 -m logstat tests/fixtures/small.log --top 3 --csv > tests/fixtures/small_top3.csv"
+                             " && python3 run_tests.py"))
+    fast = summary_line(result)
+    expect_in(fast, " 0 failed")
+    yield Reply(f"All fast tests pass ({fast}). `logstat/report.py` now counts distinct non-empty query "
+                "strings per path and shows them in a `queries` column; `tests/test_parse.py` and "
+                "`tests/test_report.py` are updated and both CLI goldens regenerated.")
 
-        rec.user("Before we trust this, check the sample log for odd request targets: empty queries, "
-                 "encoded characters, anything like that.")
-        first = rec.call("Reading the sample log.", ("read_file", {"path": "samples/access.log"}))[0]
-        expect_in(first, f"{ELLIPSIS} output truncated (")
-        resume = last_line_shown(first)
-        rest = rec.call(f"That read was cut at 20,000 bytes, in the middle of line {resume}; reading the rest "
-                        f"from line {resume}.",
-                        ("read_file", {"path": "samples/access.log", "offset": resume}))[0]
-        total = last_line_shown(rest)
-        expect_in(first + rest, "/search? ", "q=red+shoes", "&page=3", "q=rain%20coat")
-        rec.reply(f"I've now seen all {total} lines. Odd targets: `/search?` with an empty query (now path "
-                  "`/search`, query empty, not counted as a distinct query), percent-encoded terms such as "
-                  "`q=rain%20coat`, a `+` in `q=red+shoes`, and extra parameters like `&page=3`, all kept "
-                  "as sent. No target has a second `?` or a `#` fragment, so splitting on the first `?` "
-                  "is safe.")
+    yield User("Before we trust this, check the sample log for odd request targets: empty queries, "
+               "encoded characters, anything like that.")
+    first = (yield call("Reading the sample log.", ("read_file", {"path": "samples/access.log"})))[0]
+    expect_in(first, f"{ELLIPSIS} output truncated (")
+    resume = last_line_shown(first)
+    rest = (yield call(f"That read was cut at 20,000 bytes, in the middle of line {resume}; reading the rest "
+                       f"from line {resume}.",
+                       ("read_file", {"path": "samples/access.log", "offset": resume})))[0]
+    total = last_line_shown(rest)
+    expect_in(first + rest, "/search? ", "q=red+shoes", "&page=3", "q=rain%20coat")
+    yield Reply(f"I've now seen all {total} lines. Odd targets: `/search?` with an empty query (now path "
+                "`/search`, query empty, not counted as a distinct query), percent-encoded terms such as "
+                "`q=rain%20coat`, a `+` in `q=red+shoes`, and extra parameters like `&page=3`, all kept "
+                "as sent. No target has a second `?` or a `#` fragment, so splitting on the first `?` "
+                "is safe.")
 
-        rec.user("Now run the full suite, slow tests included.")
-        result = run(rec, "Running everything, one line per case.", "python3 run_tests.py --all -v", code=1)
-        expect_in(result, "FAIL tests/slow/test_sample.py::test_sample_report_golden", " 1 failed")
-        result = run(rec, "Only the sample-report golden fails, for the same reason as the small one; "
-                          "regenerating it with the CLI and running the full suite again.",
-                     "python3 -m logstat samples/access.log --top 12 --status > tests/fixtures/sample_report.txt"
-                     " && python3 run_tests.py --all")
-        full = summary_line(result)
-        expect_in(full, " 0 failed")
-        rec.reply(f"Full suite green: {full}. The only failure was the golden "
-                  "`tests/fixtures/sample_report.txt`, now regenerated with the command the test runs.")
+    yield User("Now run the full suite, slow tests included.")
+    result = (yield from run("Running everything, one line per case.", "python3 run_tests.py --all -v", code=1))
+    expect_in(result, "FAIL tests/slow/test_sample.py::test_sample_report_golden", " 1 failed")
+    result = (yield from run("Only the sample-report golden fails, for the same reason as the small one; "
+                             "regenerating it with the CLI and running the full suite again.",
+                        "python3 -m logstat samples/access.log --top 12 --status > tests/fixtures/sample_report.txt"
+                        " && python3 run_tests.py --all"))
+    full = summary_line(result)
+    expect_in(full, " 0 failed")
+    yield Reply(f"Full suite green: {full}. The only failure was the golden "
+                "`tests/fixtures/sample_report.txt`, now regenerated with the command the test runs.")
 
-        rec.user("Next is the JSON export. Read its contract first.")
-        rec.call("Reading `docs/json-schema.md`.", ("read_file", {"path": "docs/json-schema.md"}))
-        rec.reply("The contract defines `top_paths[].path` as the request target \"query string "
-                  "included\", and says a change of meaning needs a new `schema_version` and a "
-                  "CHANGELOG entry. So the plan is: `schema_version` 3, `path` becomes the bare path, "
-                  "a new `queries` field, and both documented.")
+    yield User("Next is the JSON export. Read its contract first.")
+    (yield call("Reading `docs/json-schema.md`.", ("read_file", {"path": "docs/json-schema.md"})))
+    yield Reply("The contract defines `top_paths[].path` as the request target \"query string "
+                "included\", and says a change of meaning needs a new `schema_version` and a "
+                "CHANGELOG entry. So the plan is: `schema_version` 3, `path` becomes the bare path, "
+                "a new `queries` field, and both documented.")
 
-        rec.user("Agreed, schema version 3. Make the change in `logstat/export.py`.")
-        rec.call("Reading the exporter, its tests, and the CLI test that checks the JSON keys.",
-                 ("read_file", {"path": "logstat/export.py"}), ("read_file", {"path": "tests/test_export.py"}),
-                 ("read_file", {"path": "tests/test_cli.py"}))
-        rec.reply("`path_entry` builds each element from `PathStats`, so `path` is already the bare path. "
-                  "I'll add `queries` next to it, set `SCHEMA_VERSION = 3`, and update "
-                  "`tests/test_export.py` (the entry test and the second-line check).")
+    yield User("Agreed, schema version 3. Make the change in `logstat/export.py`.")
+    (yield call("Reading the exporter, its tests, and the CLI test that checks the JSON keys.",
+                ("read_file", {"path": "logstat/export.py"}), ("read_file", {"path": "tests/test_export.py"}),
+                ("read_file", {"path": "tests/test_cli.py"})))
+    yield Reply("`path_entry` builds each element from `PathStats`, so `path` is already the bare path. "
+                "I'll add `queries` next to it, set `SCHEMA_VERSION = 3`, and update "
+                "`tests/test_export.py` (the entry test and the second-line check).")
 
-        rec.user("Continue.")
-        expect_in(run(rec, "Updating `logstat/export.py` and `tests/test_export.py`.",
-                      patch_command(EXPORT_EDITS)), "patched logstat/export.py")
-        result = run(rec, "Running the fast tests.", "python3 run_tests.py -v")
-        fast = summary_line(result)
-        expect_in(fast, " 0 failed")
-        rec.reply(f"Fast tests pass with schema version 3 ({fast}).")
+    yield User("Continue.")
+    expect_in((yield from run("Updating `logstat/export.py` and `tests/test_export.py`.",
+                              patch_command(EXPORT_EDITS))), "patched logstat/export.py")
+    result = (yield from run("Running the fast tests.", "python3 run_tests.py -v"))
+    fast = summary_line(result)
+    expect_in(fast, " 0 failed")
+    yield Reply(f"Fast tests pass with schema version 3 ({fast}).")
 
-        rec.user("Finish up: the contract, the changelog, and a last full run.")
-        expect_in(run(rec, "Updating `docs/json-schema.md` for version 3 and adding a 0.5.0 entry to "
-                           "`CHANGELOG.md`.", patch_command(DOC_EDITS)), "patched CHANGELOG.md")
-        result = run(rec, "Last full run.", "python3 run_tests.py --all -v")
-        full = summary_line(result)
-        expect_in(full, " 0 failed")
-        rec.reply("Done. Paths are now counted without their query string.\n"
-                  "Changed: `logstat/parse.py` (`Record.query`, bare `path`), `logstat/report.py` "
-                  "(`PathStats.queries`, `queries` column), `logstat/export.py` (schema version 3, "
-                  "`queries` field), `docs/json-schema.md`, `CHANGELOG.md`; tests in "
-                  "`tests/test_parse.py`, `tests/test_report.py`, `tests/test_export.py`; goldens "
-                  "`tests/fixtures/small_report.txt`, `tests/fixtures/small_top3.csv`, "
-                  f"`tests/fixtures/sample_report.txt`.\nFull suite: {full}.")
-        return rec.messages
+    yield User("Finish up: the contract, the changelog, and a last full run.")
+    expect_in((yield from run("Updating `docs/json-schema.md` for version 3 and adding a 0.5.0 entry to "
+                              "`CHANGELOG.md`.", patch_command(DOC_EDITS))), "patched CHANGELOG.md")
+    result = (yield from run("Last full run.", "python3 run_tests.py --all -v"))
+    full = summary_line(result)
+    expect_in(full, " 0 failed")
+    yield Reply("Done. Paths are now counted without their query string.\n"
+                "Changed: `logstat/parse.py` (`Record.query`, bare `path`), `logstat/report.py` "
+                "(`PathStats.queries`, `queries` column), `logstat/export.py` (schema version 3, "
+                "`queries` field), `docs/json-schema.md`, `CHANGELOG.md`; tests in "
+                "`tests/test_parse.py`, `tests/test_report.py`, `tests/test_export.py`; goldens "
+                "`tests/fixtures/small_report.txt`, `tests/fixtures/small_top3.csv`, "
+                f"`tests/fixtures/sample_report.txt`.\nFull suite: {full}.")
 
 
 # --------------------------------------------------------------------------- trap: pure chat
@@ -528,34 +612,28 @@ PASTES = (
 EXTRA_HOURS = ((2, 404), (3, 211))  # (hour label, seed) of the extra pasted logs
 
 
-def trap_pure_chat() -> list[Message]:
+def trap_pure_chat(root: Path) -> Story:
     """A long review where the user pastes files and logs: no tool call, so never a compaction."""
-    with scratch_workspace() as root:
-        messages: list[Message] = [{"role": "system", "content": system_text(root)}]
-        for path, lang, ask, answer in PASTES:
-            body = (root / path).read_text(encoding="utf-8").rstrip("\n")
-            messages.append({"role": "user", "content": f"{ask}\n\n```{lang}\n{body}\n```"})
-            messages.append({"role": "assistant", "content": answer})
-        for hour, seed in EXTRA_HOURS:
-            log = subprocess.run(
-                ["python3", "tools/make_log.py", "--lines", "200", "--seed", str(seed)],
-                cwd=root, check=True, capture_output=True, text=True, encoding="utf-8",
-            ).stdout.rstrip("\n")
-            messages.append({"role": "user", "content": f"Hour {hour} of the same day, for comparison:\n\n"
-                                                        f"```text\n{log}\n```"})
-            messages.append({"role": "assistant", "content":
-                             f"Hour {hour} looks like the first: search dominates, the cart API is "
-                             "busy, errors stay in the low single digits per hundred requests. "
-                             "Nothing here argues against grouping search by the bare path."})
-        messages.append({"role": "user", "content": "So what's the plan, in order?"})
-        messages.append({"role": "assistant", "content":
-                         "1. `logstat/parse.py`: split the target into `path` and `query`.\n"
-                         "2. `logstat/report.py`: count distinct queries per path, add a column.\n"
-                         "3. Regenerate the goldens in `tests/fixtures/` with the CLI.\n"
-                         "4. `logstat/export.py`: schema version 3 with `queries`; update "
-                         "`docs/json-schema.md` and CHANGELOG.md.\n"
-                         "5. Run `python3 run_tests.py --all`."})
-        return messages
+    for path, lang, ask, answer in PASTES:
+        body = (root / path).read_text(encoding="utf-8").rstrip("\n")
+        yield User(f"{ask}\n\n```{lang}\n{body}\n```")
+        yield Reply(answer)
+    for hour, seed in EXTRA_HOURS:
+        log = subprocess.run(
+            ["python3", "tools/make_log.py", "--lines", "200", "--seed", str(seed)],
+            cwd=root, check=True, capture_output=True, text=True, encoding="utf-8",
+        ).stdout.rstrip("\n")
+        yield User(f"Hour {hour} of the same day, for comparison:\n\n```text\n{log}\n```")
+        yield Reply(f"Hour {hour} looks like the first: search dominates, the cart API is "
+                    "busy, errors stay in the low single digits per hundred requests. "
+                    "Nothing here argues against grouping search by the bare path.")
+    yield User("So what's the plan, in order?")
+    yield Reply("1. `logstat/parse.py`: split the target into `path` and `query`.\n"
+                "2. `logstat/report.py`: count distinct queries per path, add a column.\n"
+                "3. Regenerate the goldens in `tests/fixtures/` with the CLI.\n"
+                "4. `logstat/export.py`: schema version 3 with `queries`; update "
+                "`docs/json-schema.md` and CHANGELOG.md.\n"
+                "5. Run `python3 run_tests.py --all`.")
 
 
 # --------------------------------------------------------------------------- trap: parallel tail
@@ -566,31 +644,28 @@ BATCH = ("logstat/__init__.py", "logstat/parse.py", "logstat/report.py", "logsta
          "docs/json-schema.md", "README.md", "CHANGELOG.md", "tools/make_log.py", "tools/make_feedback.py")
 
 
-def trap_parallel_tail() -> list[Message]:
+def trap_parallel_tail(root: Path) -> Story:
     """Ends on one assistant message with 17 parallel reads: the last 10 messages are all tool results."""
-    with scratch_workspace() as root, Tools(root) as tools:
-        rec = Recorder(tools, system_text(root))
-        rec.user("Audit logstat before the 0.5 release: list every place that assumes a request path "
-                 "never contains a `?`. Start with an overview of the Python files.")
-        files = rec.call("Listing the Python files.", ("glob", {"pattern": "**/*.py"}))[0].splitlines()
-        expect_in("\n".join(files), "logstat/parse.py", "run_tests.py")
-        rec.reply(f"{len(files)} Python files: the package in `logstat/`, the tests in `tests/` (slow ones in "
-                  "`tests/slow/`), the runner, and two generators in `tools/`.")
-        rec.user("Run the whole suite verbosely first, so we have a baseline.")
-        expect_in(run(rec, "Running every test, one line per case.", "python3 run_tests.py --all -v"),
-                  " 0 failed")
-        rec.reply("Baseline: everything passes.")
-        rec.user("Look at the sample log as well; I want to see real targets.")
-        first = rec.call("Reading the sample log.", ("read_file", {"path": "samples/access.log"}))[0]
-        expect_in(first, f"{ELLIPSIS} output truncated (")
-        resume = last_line_shown(first)
-        rec.call(f"Cut at 20,000 bytes; reading on from line {resume}.",
-                 ("read_file", {"path": "samples/access.log", "offset": resume}))
-        rec.reply("Targets include `/search?q=...`, `/search?` with an empty query, and "
-                  "`/api/v1/stock?sku=...`.")
-        rec.user("Now read every module, test and doc in one go, and then give me the list.")
-        rec.call("Reading all of them at once.", *[("read_file", {"path": p}) for p in BATCH])
-        return rec.messages
+    yield User("Audit logstat before the 0.5 release: list every place that assumes a request path "
+               "never contains a `?`. Start with an overview of the Python files.")
+    files = (yield call("Listing the Python files.", ("glob", {"pattern": "**/*.py"})))[0].splitlines()
+    expect_in("\n".join(files), "logstat/parse.py", "run_tests.py")
+    yield Reply(f"{len(files)} Python files: the package in `logstat/`, the tests in `tests/` (slow ones in "
+                "`tests/slow/`), the runner, and two generators in `tools/`.")
+    yield User("Run the whole suite verbosely first, so we have a baseline.")
+    expect_in((yield from run("Running every test, one line per case.", "python3 run_tests.py --all -v")),
+              " 0 failed")
+    yield Reply("Baseline: everything passes.")
+    yield User("Look at the sample log as well; I want to see real targets.")
+    first = (yield call("Reading the sample log.", ("read_file", {"path": "samples/access.log"})))[0]
+    expect_in(first, f"{ELLIPSIS} output truncated (")
+    resume = last_line_shown(first)
+    (yield call(f"Cut at 20,000 bytes; reading on from line {resume}.",
+                ("read_file", {"path": "samples/access.log", "offset": resume})))
+    yield Reply("Targets include `/search?q=...`, `/search?` with an empty query, and "
+                "`/api/v1/stock?sku=...`.")
+    yield User("Now read every module, test and doc in one go, and then give me the list.")
+    (yield call("Reading all of them at once.", *[("read_file", {"path": p}) for p in BATCH]))
 
 
 # --------------------------------------------------------------------------- trap: recent over budget
@@ -599,54 +674,48 @@ BIG_LOG_LINES = 1600
 CHUNK = 200
 
 
-def trap_recent_over_budget() -> list[Message]:
+def trap_recent_over_budget(root: Path) -> Story:
     """The last ten messages alone weigh more than the budget, so compaction cannot get under it."""
-    with scratch_workspace() as root, Tools(root) as tools:
-        rec = Recorder(tools, system_text(root))
-        rec.user(f"I want to see how logstat copes with a bigger log. Make one with tools/make_log.py: "
-                 f"{BIG_LOG_LINES:,} lines into build/big.log.")
-        run(rec, "Generating the log.",
-            f"mkdir -p build && python3 tools/make_log.py --lines {BIG_LOG_LINES} --seed 21 > build/big.log")
-        rec.reply(f"`build/big.log` now holds {BIG_LOG_LINES:,} synthetic requests.")
-        rec.user(f"Read the whole file, {CHUNK} lines at a time, all chunks at once.")
-        offsets = range(1, BIG_LOG_LINES + 1, CHUNK)
-        results = rec.call(f"Reading {len(offsets)} chunks of {CHUNK} lines in parallel.",
-                           *[("read_file", {"path": "build/big.log", "offset": o, "limit": CHUNK}) for o in offsets])
-        for r in results:
-            expect_in(r, f"{ELLIPSIS} output truncated (")
-        shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets)]
-        missing = 1 - sum(shown) / BIG_LOG_LINES
-        rec.reply(f"Every chunk came back cut at 20,000 bytes: I saw only {min(shown)}–{max(shown)} of each "
-                  f"{CHUNK} lines, so about {missing:.0%} of the file is missing from what I read. Smaller chunks "
-                  "(about 100 lines) would fit under the cap; for counting, running the CLI is far cheaper "
-                  "than reading the log.")
-        return rec.messages
+    yield User(f"I want to see how logstat copes with a bigger log. Make one with tools/make_log.py: "
+               f"{BIG_LOG_LINES:,} lines into build/big.log.")
+    (yield from run("Generating the log.",
+                    f"mkdir -p build && python3 tools/make_log.py --lines {BIG_LOG_LINES} --seed 21 > build/big.log"))
+    yield Reply(f"`build/big.log` now holds {BIG_LOG_LINES:,} synthetic requests.")
+    yield User(f"Read the whole file, {CHUNK} lines at a time, all chunks at once.")
+    offsets = range(1, BIG_LOG_LINES + 1, CHUNK)
+    results = (yield call(f"Reading {len(offsets)} chunks of {CHUNK} lines in parallel.",
+                          *[("read_file", {"path": "build/big.log", "offset": o, "limit": CHUNK}) for o in offsets]))
+    for r in results:
+        expect_in(r, f"{ELLIPSIS} output truncated (")
+    shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets)]
+    missing = 1 - sum(shown) / BIG_LOG_LINES
+    yield Reply(f"Every chunk came back cut at 20,000 bytes: I saw only {min(shown)}–{max(shown)} of each "
+                f"{CHUNK} lines, so about {missing:.0%} of the file is missing from what I read. Smaller chunks "
+                "(about 100 lines) would fit under the cap; for counting, running the CLI is far cheaper "
+                "than reading the log.")
 
 
 # --------------------------------------------------------------------------- a summary that loses a path
 
-def lost_path() -> list[Message]:
+def lost_path(root: Path) -> Story:
     """The edited file is named only in tool-call arguments, which the summary excerpt leaves out."""
-    with scratch_workspace() as root, Tools(root) as tools:
-        rec = Recorder(tools, system_text(root))
-        rec.user("The default for --top should be 20, not 10: the weekly mail wants more rows. Please fix it.")
-        expect_in(rec.call("Let me look at the argument parser.", ("read_file", {"path": "logstat/cli.py"}))[0],
-                  "default=10")
-        run(rec, "The default is set in `build_parser`; changing it and the help text.",
-            patch_command([("logstat/cli.py", 'default=10, metavar="N", help="paths to show (default 10)"',
-                            'default=20, metavar="N", help="paths to show (default 20)"')], quiet=True))
-        expect_in(run(rec, "Running the tests.", "python3 run_tests.py"), " 0 failed")
-        rec.reply("Done: the default is now 20 and the help text says so. All tests pass.")
-        rec.user("Does the README mention the old default?")
-        expect_in(rec.call("Checking the readme.", ("read_file", {"path": "README.md"}))[0], "(default 10)")
-        rec.reply("Yes, the options list says `--top N` shows 10 paths by default. I'll update that line.")
-        rec.user("Yes please.")
-        run(rec, "Updating the options list.",
-            patch_command([("README.md", "how many paths to show (default 10).",
-                            "how many paths to show (default 20).")], quiet=True))
-        expect_in(run(rec, "Running the tests again.", "python3 run_tests.py"), " 0 failed")
-        rec.reply("Updated; tests still pass.")
-        return rec.messages
+    yield User("The default for --top should be 20, not 10: the weekly mail wants more rows. Please fix it.")
+    expect_in((yield call("Let me look at the argument parser.", ("read_file", {"path": "logstat/cli.py"})))[0],
+              "default=10")
+    (yield from run("The default is set in `build_parser`; changing it and the help text.",
+                    patch_command([("logstat/cli.py", 'default=10, metavar="N", help="paths to show (default 10)"',
+                                    'default=20, metavar="N", help="paths to show (default 20)"')], quiet=True)))
+    expect_in((yield from run("Running the tests.", "python3 run_tests.py")), " 0 failed")
+    yield Reply("Done: the default is now 20 and the help text says so. All tests pass.")
+    yield User("Does the README mention the old default?")
+    expect_in((yield call("Checking the readme.", ("read_file", {"path": "README.md"})))[0], "(default 10)")
+    yield Reply("Yes, the options list says `--top N` shows 10 paths by default. I'll update that line.")
+    yield User("Yes please.")
+    (yield from run("Updating the options list.",
+                    patch_command([("README.md", "how many paths to show (default 10).",
+                                    "how many paths to show (default 20).")], quiet=True)))
+    expect_in((yield from run("Running the tests again.", "python3 run_tests.py")), " 0 failed")
+    yield Reply("Updated; tests still pass.")
 
 
 # --------------------------------------------------------------------------- Chinese session
@@ -668,47 +737,44 @@ def feedback_counts(text: str) -> tuple[Counter, int]:
     return topics, urgent
 
 
-def chinese_session() -> list[Message]:
+def chinese_session(root: Path) -> Story:
     """A triage of synthetic Chinese feedback: about 3 bytes per character in the tool results."""
-    with scratch_workspace() as root, Tools(root) as tools:
-        rec = Recorder(tools, system_text(root))
-        rec.user("下半年的用户反馈导出脚本是 tools/make_feedback.py（数据是合成的）。请先用 "
-                 f"`python3 tools/make_feedback.py --count {FEEDBACK_COUNT} > {FEEDBACK}` 生成文件，然后通读一遍，"
-                 "按问题类型归类：哪三类最多、各有多少条，紧急程度为「高」的一共有多少条。")
-        run(rec, "好的，先生成反馈文件。",
-            f"mkdir -p feedback && python3 tools/make_feedback.py --count {FEEDBACK_COUNT} > {FEEDBACK}")
-        first = rec.call("读取整个文件。", ("read_file", {"path": FEEDBACK}))[0]
-        expect_in(first, f"{ELLIPSIS} output truncated (")
-        start = last_line_shown(first)
-        say = (f"结果在 20,000 字节处被截断了（提示里写的是 chars，实际是字节数）。一个汉字占 3 个字节，"
-               f"所以只看到了前 {start - 1} 行多一点。改为从第 {start} 行起每次读 {FEEDBACK_CHUNK} 行。")
-        while start <= FEEDBACK_COUNT:
-            chunk = rec.call(say, ("read_file", {"path": FEEDBACK, "offset": start, "limit": FEEDBACK_CHUNK}))[0]
-            if "output truncated" in chunk:
-                raise BuildError(f"chunk at line {start} was clamped; lower FEEDBACK_CHUNK")
-            start += FEEDBACK_CHUNK
-            say = f"继续读第 {start} 行起的 {FEEDBACK_CHUNK} 行。"
-        text = (root / FEEDBACK).read_text(encoding="utf-8")
-        topics, urgent = feedback_counts(text)
-        top3 = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        lines = "\n".join(f"{k}. 【{name}】{n} 条" for k, (name, n) in enumerate(top3, start=1))
-        rec.reply(f"已经读完全部 {FEEDBACK_COUNT} 条，共 {len(topics)} 类问题。数量最多的三类：\n{lines}\n"
-                  f"紧急程度为「高」的一共 {urgent} 条。搜索统计和 JSON 导出这两类，正好对应我们正在做的"
-                  "「按去掉查询字符串的路径统计」和 schema 版本 3 的改动。")
-        rec.user("好的。把「搜索统计」和「JSON 导出」两类的条目编号列出来，我要转给开发。")
-        wanted = ("搜索统计", "JSON 导出")
-        results = rec.call("两类分别用 grep 找出来。",
-                           *[("grep", {"pattern": f"【{name}】", "path": FEEDBACK}) for name in wanted])
-        by_topic = {}
-        for name, rows in zip(wanted, results):
-            if "output truncated" in rows:
-                raise BuildError(f"grep for {name} was clamped")
-            by_topic[name] = re.findall(r": #(\d{4})｜", rows)
-            if len(by_topic[name]) != topics[name]:
-                raise BuildError(f"grep found {len(by_topic[name])} items of {name}, expected {topics[name]}")
-        rec.reply("\n".join(f"【{name}】{len(ids)} 条：" + "、".join(f"#{n}" for n in ids)
-                            for name, ids in by_topic.items()))
-        return rec.messages
+    yield User("下半年的用户反馈导出脚本是 tools/make_feedback.py（数据是合成的）。请先用 "
+               f"`python3 tools/make_feedback.py --count {FEEDBACK_COUNT} > {FEEDBACK}` 生成文件，然后通读一遍，"
+               "按问题类型归类：哪三类最多、各有多少条，紧急程度为「高」的一共有多少条。")
+    (yield from run("好的，先生成反馈文件。",
+                    f"mkdir -p feedback && python3 tools/make_feedback.py --count {FEEDBACK_COUNT} > {FEEDBACK}"))
+    first = (yield call("读取整个文件。", ("read_file", {"path": FEEDBACK})))[0]
+    expect_in(first, f"{ELLIPSIS} output truncated (")
+    start = last_line_shown(first)
+    say = (f"结果在 20,000 字节处被截断了（提示里写的是 chars，实际是字节数）。一个汉字占 3 个字节，"
+           f"所以只看到了前 {start - 1} 行多一点。改为从第 {start} 行起每次读 {FEEDBACK_CHUNK} 行。")
+    while start <= FEEDBACK_COUNT:
+        chunk = (yield call(say, ("read_file", {"path": FEEDBACK, "offset": start, "limit": FEEDBACK_CHUNK})))[0]
+        if "output truncated" in chunk:
+            raise BuildError(f"chunk at line {start} was clamped; lower FEEDBACK_CHUNK")
+        start += FEEDBACK_CHUNK
+        say = f"继续读第 {start} 行起的 {FEEDBACK_CHUNK} 行。"
+    text = (root / FEEDBACK).read_text(encoding="utf-8")
+    topics, urgent = feedback_counts(text)
+    top3 = sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    lines = "\n".join(f"{k}. 【{name}】{n} 条" for k, (name, n) in enumerate(top3, start=1))
+    yield Reply(f"已经读完全部 {FEEDBACK_COUNT} 条，共 {len(topics)} 类问题。数量最多的三类：\n{lines}\n"
+                f"紧急程度为「高」的一共 {urgent} 条。搜索统计和 JSON 导出这两类，正好对应我们正在做的"
+                "「按去掉查询字符串的路径统计」和 schema 版本 3 的改动。")
+    yield User("好的。把「搜索统计」和「JSON 导出」两类的条目编号列出来，我要转给开发。")
+    wanted = ("搜索统计", "JSON 导出")
+    results = (yield call("两类分别用 grep 找出来。",
+                          *[("grep", {"pattern": f"【{name}】", "path": FEEDBACK}) for name in wanted]))
+    by_topic = {}
+    for name, rows in zip(wanted, results):
+        if "output truncated" in rows:
+            raise BuildError(f"grep for {name} was clamped")
+        by_topic[name] = re.findall(r": #(\d{4})｜", rows)
+        if len(by_topic[name]) != topics[name]:
+            raise BuildError(f"grep found {len(by_topic[name])} items of {name}, expected {topics[name]}")
+    yield Reply("\n".join(f"【{name}】{len(ids)} 条：" + "、".join(f"#{n}" for n in ids)
+                for name, ids in by_topic.items()))
 
 
 # --------------------------------------------------------------------------- the article's numbers
@@ -885,12 +951,12 @@ def article_facts() -> dict[str, Any]:
 # --------------------------------------------------------------------------- files
 
 SESSIONS = {
-    "data/sessions/twelve_turns.json": twelve_turns,
-    "data/sessions/trap_pure_chat.json": trap_pure_chat,
-    "data/sessions/trap_parallel_tail.json": trap_parallel_tail,
-    "data/sessions/trap_recent_over_budget.json": trap_recent_over_budget,
-    "data/sessions/trap_lost_path.json": lost_path,
-    "data/sessions/chinese_session.json": chinese_session,
+    "data/sessions/twelve_turns.json": session_of(twelve_turns),
+    "data/sessions/trap_pure_chat.json": session_of(trap_pure_chat),
+    "data/sessions/trap_parallel_tail.json": session_of(trap_parallel_tail, ends_on_tools=True),
+    "data/sessions/trap_recent_over_budget.json": session_of(trap_recent_over_budget),
+    "data/sessions/trap_lost_path.json": session_of(lost_path),
+    "data/sessions/chinese_session.json": session_of(chinese_session),
 }
 REPO = DATA.parent
 

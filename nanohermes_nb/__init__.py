@@ -77,6 +77,17 @@ from .policies import (
 from .recorded import RecordedSession
 from .ledger import CAVEAT, Ledger, reference_replay, replay
 from .sweep import SweepReport, compare_policies, sweep
+from .models import (
+    ModelError,
+    ModelReply,
+    ModelSummarizer,
+    OpenAICompatibleModel,
+    RecordedSummarizer,
+    ScriptedModel,
+    Usage,
+    assistant,
+)
+from .agent import Agent, AgentResult, LiveEvent, LiveReplayMismatch, ModelCall, Step
 
 __version__ = "0.1.0"
 
@@ -169,6 +180,20 @@ __all__ = [
     "compare_policies",
     "sweep",
     "SweepReport",
+    "ModelError",
+    "ModelReply",
+    "ModelSummarizer",
+    "OpenAICompatibleModel",
+    "RecordedSummarizer",
+    "ScriptedModel",
+    "Usage",
+    "assistant",
+    "Agent",
+    "AgentResult",
+    "LiveEvent",
+    "LiveReplayMismatch",
+    "ModelCall",
+    "Step",
     "message_table",
     "compaction_table",
     "composition_frame",
@@ -181,6 +206,7 @@ __all__ = [
     "budget_explorer",
     "cut_explorer",
     "clamp_explorer",
+    "live_ledger",
 ]
 
 # views: tables, plots and widgets, imported on first use from nanohermes_nb.views

@@ -286,6 +286,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
+
+    p = sub.add_parser("run", help="run the agent loop on a task against an OpenAI-compatible endpoint",
+                       description="Run NanoHermes's agent loop on TASK in --workspace, printing one line per "
+                                   "model request, and write the session to -o. The model's shell commands run "
+                                   "in the workspace with your rights (docs/safety.md). The endpoint comes from "
+                                   "NANOHERMES_LLM_BASE_URL, NANOHERMES_LLM_API_KEY and NANOHERMES_LLM_MODEL.")
+    p.add_argument("task")
+    p.add_argument("--workspace", required=True, help="the folder the agent works in")
+    p.add_argument("-o", "--output", required=True, help="write the session here (JSON, written even on error)")
+    p.add_argument("--budget", type=_nonneg, default=120_000, help="session budget (default 120000)")
+    p.add_argument("--unit", choices=UNITS, default="bytes")
+    p.add_argument("--policy", choices=sorted(POLICIES), default="nanohermes")
+    p.add_argument("--keep-recent", type=_nonneg, help="messages kept after compaction (NanoHermes; default 10)")
+    p.add_argument("--summary-role", choices=("system", "user"), help="role of the summary message (default system)")
+    p.add_argument("--cut", choices=("forward", "backward"), help="move the cut forward (default) or backward")
+    p.add_argument("--excerpt-tool-calls", action="store_true", default=None,
+                   help="put name(arguments) in the excerpt")
+    p.add_argument("--summarizer", choices=("model", "extractive", "placeholder"), default="model",
+                   help="model (one more request to the same model, the default), extractive (offline), "
+                        "placeholder")
+    p.add_argument("--max-requests", type=_positive, default=50, help="stop after this many requests (default 50)")
+    p.add_argument("--model", help="model name (default: NANOHERMES_LLM_MODEL, else gpt-4o-mini)")
+    p.add_argument("--base-url", help="endpoint base URL (default: NANOHERMES_LLM_BASE_URL); the key is only "
+                                      "read from NANOHERMES_LLM_API_KEY")
+    p.add_argument("--timeout", type=_positive, default=120, help="seconds per model request (default 120)")
     return parser
 
 
@@ -521,8 +546,55 @@ def _cmd_sweep(args) -> int:
     return code
 
 
+# ---------------------------------------------------------------- run
+
+
+def _run_model(args):
+    """The endpoint from --base-url / --model or the NANOHERMES_LLM_* variables; the key only from the environment."""
+    from .models import OpenAICompatibleModel
+    from .summarizers import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
+    from .transport import TransportError
+
+    base_url = (args.base_url or os.environ.get(ENV_BASE_URL, "")).strip()
+    if not base_url:
+        raise _Usage(f"run needs an endpoint: set {ENV_BASE_URL} (and {ENV_API_KEY}, {ENV_MODEL}) or pass --base-url")
+    name = (args.model or os.environ.get(ENV_MODEL, "")).strip() or "gpt-4o-mini"
+    try:
+        return OpenAICompatibleModel(base_url, os.environ.get(ENV_API_KEY) or None, name, timeout=args.timeout)
+    except (ValueError, TransportError) as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _cmd_run(args) -> int:
+    from .agent import Agent
+
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        raise _Usage(f"--workspace {args.workspace}: not a folder")
+    folder = Path(args.output).parent
+    if not folder.is_dir():  # found out now, not after a long run
+        raise _Usage(f"-o {args.output}: no folder {folder}")
+    model = _run_model(args)
+    policy = _policy(args.policy, _options(args))
+    summarizer = None if args.summarizer == "model" else _summarizer(args.summarizer)
+    with Agent(workspace, model, budget=args.budget, policy=policy, summarizer=summarizer, unit=args.unit) as agent:
+        _say(_comment(f"agent: {model!r}; workspace {agent.workspace}; budget {args.budget:,} {args.unit}, policy "
+                      f"{agent.policy.label}. Its shell commands run in the workspace with your rights "
+                      "(docs/safety.md)."))
+        result = agent.run(args.task, max_requests=args.max_requests,
+                           on_request=lambda step: print(step.line(), flush=True))
+    write_json_atomic(args.output, result.to_json())
+    _say(_totals_lines(result.ledger))
+    print(f"wrote {plural(len(result.messages), 'message')} to {args.output}")
+    if result.error:
+        print(f"nanohermes-nb: run stopped: {result.error}", file=sys.stderr)
+        return 130 if result.error.startswith("interrupted") else EXIT_PROBLEMS
+    return EXIT_OK
+
+
 # Each command is one function of the parsed arguments returning the exit code.
-_COMMANDS = {"ledger": _cmd_ledger, "check": _cmd_check, "compact": _cmd_compact, "sweep": _cmd_sweep}
+_COMMANDS = {"ledger": _cmd_ledger, "check": _cmd_check, "compact": _cmd_compact, "sweep": _cmd_sweep,
+             "run": _cmd_run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ future did not depend on what was dropped.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace as _replace
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -190,6 +190,19 @@ class Ledger:
                     "size_after": int(last["size_after"]),
                 })
         return frame(out, ["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
+
+    def with_columns(self, **columns: Sequence[Any]) -> "Ledger":
+        """A copy whose request table has extra columns after the others, one value per request in order.
+
+        What only a live run knows (the token usage an endpoint reported) joins
+        the books' columns this way; the ledger itself is not changed.
+        """
+        frame = self.requests.copy()
+        for name, values in columns.items():
+            if len(values) != len(frame):
+                raise ValueError(f"column {name!r} has {len(values)} values for {len(frame)} requests")
+            frame[name] = values
+        return _replace(self, requests=frame)
 
     def summary(self) -> str:
         t = self.totals

@@ -31,6 +31,10 @@ _NAMES = {
     "explore_clamp": "widgets",
     "hand_cut": "widgets",
     "totals_line": "widgets",
+    "live_ledger": "live",
+    "LiveLedger": "live",
+    "live_view": "live",
+    "event_change": "live",
 }
 
 __all__ = sorted(_NAMES)

@@ -1,0 +1,353 @@
+"""The model side of the agent loop: one chat-completions request, live or scripted.
+
+A model is anything with ``complete(messages, *, tools=None, temperature=None)``
+returning a ``ModelReply``: the assistant message as the server sent it, and the
+token ``usage`` when the server reported one. ``tools`` is the list of JSON
+schemas the agent advertises; a request without tools is the compaction's
+summary request (SPEC 4).
+
+- ``OpenAICompatibleModel``: ``POST {base_url}/chat/completions`` with ``model``,
+  ``messages`` and ``tools``, over ``transport.ChatClient`` (the summarizer's
+  transport: one total deadline per request, a bounded reply, the API key checked
+  when the model is built and scrubbed from every error and every reply, 429/503
+  retried a bounded number of times honouring ``Retry-After``). Configured from
+  the same ``NANOHERMES_LLM_*`` variables as ``OpenAICompatibleSummarizer``.
+- ``ScriptedModel``: offline. Its replies are a list of assistant messages (or
+  texts, or functions of the context), or one function from the context to the
+  next message. A summary request is answered by ``summaries`` (by default the
+  offline extractive summary of the excerpt), so a scripted run is deterministic.
+- ``ModelSummarizer``: the compaction's summary as one extra request to the
+  agent's own model (the article's behaviour): the summary prompt as system
+  message, the excerpt as user message, no tools, temperature 0.
+
+Every failure is a ``TransportError`` (network, status, not JSON) or a
+``ModelError`` (a reply without ``choices[0].message``, a script that ran out),
+each with a one-line reason that never contains the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .summarizers import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ExtractiveSummarizer, SummarizerError, summary_prompt
+from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, TransportError
+
+__all__ = [
+    "Model",
+    "ModelReply",
+    "ModelError",
+    "Usage",
+    "OpenAICompatibleModel",
+    "ScriptedModel",
+    "ModelSummarizer",
+    "RecordedSummarizer",
+    "assistant",
+    "DEFAULT_MODEL_TIMEOUT",
+]
+
+DEFAULT_MODEL_TIMEOUT = 120.0  # seconds per request: a local model answering a long context can be slow
+
+Message = dict
+
+
+class ModelError(TransportError):
+    """A reply the agent cannot use (no ``choices[0].message``), or a scripted model out of replies."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens the server reported for one request (None: not reported)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    @classmethod
+    def of(cls, data: Any) -> "Usage | None":
+        """From a reply's ``usage`` object: ``prompt_tokens``, ``completion_tokens`` and
+        ``prompt_tokens_details.cached_tokens`` (DeepSeek's ``prompt_cache_hit_tokens``
+        when that is absent); None when the reply has no usable ``usage``."""
+        if not isinstance(data, Mapping):
+            return None
+        details = data.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+        if cached is None:
+            cached = data.get("prompt_cache_hit_tokens")
+        usage = cls(_count(data.get("prompt_tokens")), _count(data.get("completion_tokens")), _count(cached))
+        return None if usage == cls() else usage
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One answer: the assistant message (as sent, not yet checked), usage and finish reason."""
+
+    message: Any
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+
+class Model(Protocol):
+    def complete(self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 temperature: float | None = None) -> ModelReply: ...
+
+
+# ---------------------------------------------------------------- a real endpoint
+
+
+class OpenAICompatibleModel:
+    """Chat completions from any OpenAI-compatible endpoint (llama.cpp, Ollama, vLLM, a hosted API).
+
+    ``complete`` sends ``{"model", "messages", "tools", "stream": false}`` (plus
+    ``temperature`` when one is given; the agent's requests leave it to the
+    server, the summary request asks for 0) and returns the first choice's
+    message. ``max_tries`` (3) bounds the retries of 429 and 503, each after
+    ``Retry-After`` seconds (at most ``max_retry_wait``).
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, model: str = "gpt-4o-mini", *,
+                 timeout: float = DEFAULT_MODEL_TIMEOUT, max_tries: int = 3, max_retry_wait: float = 10.0,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, refuse_private_addresses: bool = False,
+                 transport: Any = None) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("OpenAICompatibleModel needs a model name")
+        self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
+                                  max_tries=max_tries, max_retry_wait=max_retry_wait,
+                                  refuse_private_addresses=refuse_private_addresses, transport=transport)
+        self.base_url = self._client.base_url
+        self.model = model.strip()
+        self.timeout = float(timeout)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> "OpenAICompatibleModel | None":
+        """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
+        env = os.environ if env is None else env
+        base_url = env.get(ENV_BASE_URL, "").strip()
+        if not base_url:
+            return None
+        model = env.get(ENV_MODEL, "").strip() or "gpt-4o-mini"
+        return cls(base_url, env.get(ENV_API_KEY) or None, model, **options)
+
+    @property
+    def endpoint(self) -> str:
+        return self._client.endpoint
+
+    def __repr__(self) -> str:
+        return (f"OpenAICompatibleModel(base_url={self._client.scrub(self.base_url)!r}, model={self.model!r}, "
+                f"timeout={self.timeout:g}, api_key=<{'set' if self._client.has_key else 'none'}>)")
+
+    def request_body(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None,
+                     temperature: float | None = None) -> dict[str, Any]:
+        """The exact JSON sent for one request."""
+        body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        if tools:
+            body["tools"] = list(tools)
+        if temperature is not None:
+            body["temperature"] = temperature
+        body["stream"] = False
+        return body
+
+    def complete(self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 temperature: float | None = None) -> ModelReply:
+        data = self._client.post(self.request_body(messages, tools, temperature))
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ModelError(f"malformed response from {self.endpoint}: no choices[0].message "
+                             f"({type(exc).__name__})") from None
+        finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
+        return ModelReply(message, Usage.of(data.get("usage") if isinstance(data, Mapping) else None),
+                          finish if isinstance(finish, str) else None)
+
+
+# ---------------------------------------------------------------- offline
+
+
+def assistant(content: str | None = "", *calls: tuple[str, Mapping[str, Any]] | Mapping[str, Any],
+              ids: Sequence[str] | None = None) -> Message:
+    """An assistant message for a script: its text and, optionally, tool calls.
+
+    Each call is ``(name, arguments)`` (a dict, sent as JSON text) or a ready
+    ``tool_calls`` entry. Calls without ``ids`` get theirs from the agent
+    (``call_<request>_<k>``).
+    """
+    out: Message = {"role": "assistant", "content": content}
+    tool_calls = []
+    for k, call in enumerate(calls):
+        if isinstance(call, Mapping):
+            tool_calls.append(dict(call))
+            continue
+        name, args = call
+        entry: dict[str, Any] = {}
+        if ids is not None:
+            entry["id"] = ids[k]
+        entry["type"] = "function"
+        entry["function"] = {"name": name, "arguments": args if isinstance(args, str)
+                             else json.dumps(args, ensure_ascii=False)}
+        tool_calls.append(entry)
+    if tool_calls:
+        out["tool_calls"] = tool_calls
+    return out
+
+
+Reply = Message | str | Callable[[list], Any]
+
+
+class ScriptedModel:
+    """A model that answers from a script: offline, deterministic, for the course and the tests.
+
+    ``replies`` is either a list, whose items answer the agent's requests in
+    order (an assistant message, a text for a final answer, or a function of
+    the context returning one of those), or one function from the context to
+    the next reply. A request after the last item is a ``ModelError`` (the run
+    stops with it, nothing lost). ``summaries`` answers the summary requests
+    (requests without tools): a list of texts, a function of the excerpt, or by
+    default the offline ``ExtractiveSummarizer``'s summary of the excerpt.
+    ``usage`` optionally reports token usage: a function of (context, reply).
+
+    Every request is kept in ``received`` (the messages as sent, and the tools);
+    ``contexts`` lists the agent requests' messages only.
+    """
+
+    def __init__(self, replies: Sequence[Reply] | Callable[[list], Any],
+                 summaries: Sequence[str] | Callable[[str], str | None] | None = None, *,
+                 usage: Callable[[list, Message], Usage | None] | None = None) -> None:
+        if callable(replies):
+            self._next: Callable[[list], Any] = replies
+            self.length: int | None = None
+        else:
+            items = list(replies)
+            self.length = len(items)
+            self._items = items
+            self._next = self._from_list
+        self.summaries = summaries
+        self.usage = usage
+        self._extractive = ExtractiveSummarizer()
+        self.received: list[dict] = []
+        self.replies = 0
+        self.summary_requests = 0
+
+    def __repr__(self) -> str:
+        script = "a function" if self.length is None else f"{self.length} replies"
+        return f"ScriptedModel({script})"
+
+    @property
+    def contexts(self) -> list[list]:
+        """The messages of each agent request received (summary requests left out), in order."""
+        return [r["messages"] for r in self.received if r["tools"] is not None]
+
+    def _from_list(self, context: list) -> Any:
+        if self.replies >= len(self._items):
+            raise ModelError(f"the scripted model has no reply left (its script has {len(self._items)})")
+        item = self._items[self.replies]
+        return item(context) if callable(item) else item
+
+    def complete(self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 temperature: float | None = None) -> ModelReply:
+        context = list(messages)
+        self.received.append({"messages": context, "tools": list(tools) if tools else None})
+        if not tools:
+            return ModelReply({"role": "assistant", "content": self._summary(context)})
+        item = self._next(context)
+        self.replies += 1
+        message = {"role": "assistant", "content": item} if isinstance(item, str) else item
+        report = self.usage(context, message) if self.usage is not None else None
+        return ModelReply(message, report)
+
+    def _summary(self, context: list) -> str | None:
+        excerpt = context[-1].get("content", "") if context else ""
+        k = self.summary_requests
+        self.summary_requests += 1
+        if self.summaries is None:
+            return self._extractive(excerpt)
+        if callable(self.summaries):
+            return self.summaries(excerpt)
+        if k >= len(self.summaries):
+            raise ModelError(f"the scripted model has no summary left (its script has {len(self.summaries)})")
+        return self.summaries[k]
+
+
+# ---------------------------------------------------------------- the summary request
+
+
+class ModelSummarizer:
+    """The compaction's summary as one request to a model (SPEC 4): prompt, excerpt, no tools.
+
+    Raises ``SummarizerError`` (the compaction then inserts the placeholder) on any
+    failure or an empty answer. Every answer is kept in ``answers`` (excerpt ->
+    summary, or None for a failure), so ``recorded()`` can replay them exactly.
+    """
+
+    def __init__(self, model: Model, max_words: int = 300, *, temperature: float = 0.0,
+                 on_reply: Callable[[ModelReply | None, float, str | None], None] | None = None) -> None:
+        self.model = model
+        self.max_words = max_words
+        self.temperature = temperature
+        self.on_reply = on_reply
+        self.answers: dict[str, str | None] = {}
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"ModelSummarizer({self.model!r}, max_words={self.max_words})"
+
+    def request(self, excerpt: str) -> list[Message]:
+        return [{"role": "system", "content": summary_prompt(self.max_words)}, {"role": "user", "content": excerpt}]
+
+    def __call__(self, excerpt: str) -> str:
+        self.calls += 1
+        started = time.perf_counter()
+        reply: ModelReply | None = None
+        try:
+            reply = self.model.complete(self.request(excerpt), tools=None, temperature=self.temperature)
+            text = _summary_text(reply.message)
+        except (TransportError, SummarizerError) as exc:
+            self.answers[excerpt] = None
+            if self.on_reply is not None:
+                self.on_reply(reply, time.perf_counter() - started, str(exc))
+            raise SummarizerError(str(exc)) from None
+        self.answers[excerpt] = text
+        if self.on_reply is not None:
+            self.on_reply(reply, time.perf_counter() - started, None)
+        return text
+
+    def recorded(self) -> "RecordedSummarizer":
+        """A summarizer that gives back exactly the answers received so far."""
+        return RecordedSummarizer(dict(self.answers))
+
+
+def _summary_text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise SummarizerError(f"the summary reply's content is {type(content).__name__}, not text")
+    if not content.strip():
+        raise SummarizerError("the model returned an empty summary")
+    return content.strip()
+
+
+class RecordedSummarizer:
+    """Replays recorded summaries by excerpt; an excerpt never seen (or a recorded failure) fails."""
+
+    def __init__(self, answers: Mapping[str, str | None]) -> None:
+        self.answers = dict(answers)
+
+    def __repr__(self) -> str:
+        return f"RecordedSummarizer({len(self.answers)} summaries)"
+
+    def __call__(self, excerpt: str) -> str:
+        if excerpt not in self.answers:
+            raise SummarizerError("no recorded summary for this excerpt")
+        text = self.answers[excerpt]
+        if text is None:
+            raise SummarizerError("the recorded summary request failed")
+        return text
