@@ -542,3 +542,29 @@ def test_the_twelve_turn_session_recorded_live_has_the_ledger_its_replay_has():
     live, again = result.ledger, nh.replay(committed)
     assert again.requests[SAME].equals(live.requests[SAME])
     assert [e.turn for e in live.compactions] == [10]  # compaction fired live in turn 10, as in the article
+
+
+def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path, monkeypatch):
+    """Notebook 16 offline is run by test_notebooks; here its other path, against a local endpoint."""
+    from conftest import ROOT
+    from nanohermes_nb.course import execute_notebook
+
+    usage = {"prompt_tokens": 900, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 0}}
+    plan = [tool_message("Files first.", ("glob", {"pattern": "**/*.py"})),
+            tool_message("Parser and report.", ("read_file", {"path": "logstat/parse.py"}),
+                         ("read_file", {"path": "logstat/report.py"})),
+            tool_message("Uses of path.", ("grep", {"pattern": "path"})),
+            tool_message("The sample log.", ("read_file", {"path": "samples/access.log"})),
+            tool_message("The log again, further on.", ("read_file", {"path": "samples/access.log", "offset": 200})),
+            {"role": "assistant", "content": "The query string stays in Record.path."}]
+    with ChatServer([Completion(m, usage=usage) for m in plan], ["the goal, the files read, the state"]) as server:
+        monkeypatch.setenv("NANOHERMES_LLM_BASE_URL", server.url)
+        monkeypatch.setenv("NANOHERMES_LLM_MODEL", "local-test")
+        monkeypatch.delenv("NANOHERMES_LLM_API_KEY", raising=False)
+        run = execute_notebook(ROOT / "notebooks" / "16_run_the_loop_yourself.ipynb", tmp_path, timeout=180,
+                               html=False)
+        requests = len(server.agent_requests)
+    assert run.error is None and run.error_outputs == 0, run.error
+    assert requests == len(plan)
+    text = json.dumps(json.loads((tmp_path / "16_run_the_loop_yourself.ipynb").read_text(encoding="utf-8")))
+    assert "OpenAICompatibleModel(" in text and f"requests with usage reported by the endpoint: {requests} of" in text

@@ -142,6 +142,7 @@ class LiveLedger(_Explorer):
         self.error = widgets.HTML()
         self.view: LiveView | None = None
         self.updates = 0
+        self._table_key: tuple | None = None
         super().__init__([self.totals, self.image, self.table, self.error])
         agent.listeners.append(self.update)
         self.update()
@@ -164,11 +165,11 @@ class LiveLedger(_Explorer):
         self.image.value = render(self.figure, self.image_format, self.dpi)
         self.totals.value = (f"<div style='font-size:12px'>{html.escape(view.line)}<br>"
                              f"<code>{html.escape(view.last)}</code></div>")
-        if view.change is not None:
-            window = self.window if view.change.cut is not None else None
-            self.table.value = compaction_table(view.change, window=window).to_html()
-        else:
-            self.table.value = ""
+        key = None if view.change is None else (view.change.request, id(view.change.event))
+        if key != self._table_key:  # the latest change is redrawn only when there is a new one
+            window = self.window if view.change is not None and view.change.cut is not None else None
+            self.table.value = "" if view.change is None else compaction_table(view.change, window=window).to_html()
+            self._table_key = key
         self.view = view
         self.updates += 1
 
