@@ -10,7 +10,7 @@ future did not depend on what was dropped.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field, fields, replace as _replace
+from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -197,12 +197,14 @@ class Ledger:
         What only a live run knows (the token usage an endpoint reported) joins
         the books' columns this way; the ledger itself is not changed.
         """
+        from dataclasses import replace
+
         frame = self.requests.copy()
         for name, values in columns.items():
             if len(values) != len(frame):
                 raise ValueError(f"column {name!r} has {len(values)} values for {len(frame)} requests")
             frame[name] = values
-        return _replace(self, requests=frame)
+        return replace(self, requests=frame)
 
     def summary(self) -> str:
         t = self.totals

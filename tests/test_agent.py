@@ -415,6 +415,15 @@ def test_a_declined_check_and_a_token_trigger_stay_consistent(workspace):
     assert result.compactions and again.requests[SAME].equals(result.ledger.requests[SAME])
 
 
+def test_extra_columns_join_a_ledger_without_changing_it():
+    ledger = nh.replay([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    wider = ledger.with_columns(note=["first"])
+    assert wider.requests["note"].tolist() == ["first"] and "note" not in ledger.requests
+    assert list(wider.requests.columns[:-1]) == list(ledger.requests.columns) and wider.totals == ledger.totals
+    with pytest.raises(ValueError, match="1 requests"):
+        ledger.with_columns(note=["a", "b"])
+
+
 def test_runs_continue_the_session_turn_by_turn(workspace):
     model = ScriptedModel([reads("notes.txt"), "It says 42.", "You are welcome."])
     with Agent(workspace, model) as agent:
@@ -507,8 +516,18 @@ def test_the_live_ledger_redraws_after_every_request(workspace):
     assert sum(r["status"] == "dropped" for r in rows) == result.ledger.compactions[-1].dropped_count
     bundle = widget._repr_mimebundle_()
     assert "image/png" in bundle and "nanohermes-snapshot" in bundle["text/html"]
+    assert "<tr></tr>" not in bundle["text/html"]
     widget.detach()
-    assert widget.update not in agent.listeners
+    assert not agent.listeners
+
+
+def test_a_widget_that_fails_to_draw_does_not_stop_the_agent(workspace):
+    model = ScriptedModel([reads("notes.txt"), "done"])
+    with Agent(workspace, model) as agent:
+        widget = nh.live_ledger(agent)
+        widget.update = lambda step=None: 1 / 0
+        result = agent.run("Read the notes.")
+    assert result.ok and "ZeroDivisionError" in widget.error.value
 
 
 def test_a_masking_event_shows_as_a_before_after_table(workspace):

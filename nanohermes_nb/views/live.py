@@ -16,6 +16,7 @@ ledger of the session so far, a totals line, the latest change) and
 from __future__ import annotations
 
 import html
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,13 +145,28 @@ class LiveLedger(_Explorer):
         self.updates = 0
         self._table_key: tuple | None = None
         super().__init__([self.totals, self.image, self.table, self.error])
-        agent.listeners.append(self.update)
+        agent.listeners.append(self._on_request)
         self.update()
+
+    def _on_request(self, step: Any) -> None:
+        """Redraw after a request; a failure to draw is shown in the widget and never stops the agent."""
+        try:
+            self.update(step)
+            self.error.value = ""
+        except Exception:
+            self.error.value = f"<pre style='color:#b00020'>{html.escape(traceback.format_exc(limit=3))}</pre>"
 
     def detach(self) -> None:
         """Stop following the agent."""
-        if self.update in self.agent.listeners:
-            self.agent.listeners.remove(self.update)
+        if self._on_request in self.agent.listeners:
+            self.agent.listeners.remove(self._on_request)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The static copy of the current view (the explorers' snapshot, without a row of settings)."""
+        out = super().snapshot()
+        out["text/html"] = out["text/html"].replace(
+            "<table style='font-size:12px;border-collapse:collapse'><tr></tr></table>", "", 1)
+        return out
 
     def update(self, step: Any = None) -> None:
         """Rebuild the session's ledger, redraw the plot, the lines and the latest before/after table."""

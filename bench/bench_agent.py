@@ -1,0 +1,116 @@
+"""The live agent loop against its replay: equality over many scripted sessions, and what the ledger costs.
+
+Run: .venv/bin/python bench/bench_agent.py [--sessions N]
+
+For each of the seven policies (NanoHermes twice: its defaults and a variant),
+N random sessions are run live with ``nh.Agent`` over a ``ScriptedModel`` (reads
+of random files and line ranges, parallel batches, a few shell commands, one to
+three user turns, budgets from 2,000 to 12,000 bytes). For every request it
+checks that ``ledger.context(k)`` is exactly what the model received, and that
+``nh.replay`` of the recorded session (same settings, the extractive summarizer)
+gives the live ledger back, column for column. It prints the counts, and, side
+by side in the same run, the median time of one live request (tools included)
+and of one rebuild of the session's ledger (what the live widget does after
+every request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import nanohermes_nb as nh  # noqa: E402
+
+CASES = [("nanohermes", {}), ("nanohermes", {"keep_recent": 3, "cut": "backward", "summary_role": "user"}),
+         ("langchain_trim", {}), ("hermes_agent", {}), ("codex", {}), ("observation_masking", {}),
+         ("clear_tool_uses", {}), ("langchain_summarize", {})]
+COLUMNS = ["request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped", "size_after",
+           "cumulative_input", "size_no_compaction", "cumulative_no_compaction", "event", "prefix_reuse",
+           "request_bytes", "problems_openai", "problems_anthropic", "problems_gemini"]
+
+
+def workspace() -> Path:
+    ws = Path(tempfile.mkdtemp(prefix="bench-agent-")) / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "notes.txt").write_text("the answer is 42\n", encoding="utf-8")
+    for k in range(6):
+        text = "\n".join(f"line {i} of file {k}: " + "x" * 60 for i in range(40))
+        (ws / "src" / f"part{k}.py").write_text(text + "\n", encoding="utf-8")
+    return ws
+
+
+def session(seed: int, ws: Path, policy: nh.Policy, budget: int):
+    rng = random.Random(seed)
+    paths = ["notes.txt"] + [f"src/part{k}.py" for k in range(6)]
+    turns = []
+    for _ in range(rng.randint(1, 3)):
+        items = []
+        for _ in range(rng.randint(1, 5)):
+            batch = [("read_file", {"path": rng.choice(paths), "offset": rng.randint(1, 30),
+                                    "limit": rng.randint(1, 40)}) for _ in range(rng.randint(1, 3))]
+            if rng.random() < 0.2:
+                batch.append(("run_command", {"command": f"echo step {rng.randint(0, 9)}"}))
+            items.append(nh.assistant(rng.choice(["Next.", "Reading more.", ""]), *batch))
+        items.append(f"Turn answer {rng.randint(0, 999)}.")
+        turns.append(items)
+    model = nh.ScriptedModel([item for t in turns for item in t])
+    seconds = []
+    with nh.Agent(ws, model, budget=budget, policy=policy, system="You are a test agent.") as agent:
+        for k, _ in enumerate(turns):
+            result = agent.run(f"Task part {k}: read what you need.", on_request=lambda s: seconds.append(s))
+            assert result.ok, result.error
+    return model, result, agent
+
+
+def sent(messages) -> list:
+    return json.loads(json.dumps(list(messages)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=25, help="sessions per policy setting (default 25)")
+    args = parser.parse_args()
+    ws = workspace()
+    sessions = requests = checks = acted = 0
+    mismatches = []
+    step_times, ledger_times = [], []
+    for name, options in CASES:
+        for seed in range(args.sessions):
+            policy = nh.resolve_policy(name, **options)
+            budget = 2_000 + 400 * seed
+            started = time.perf_counter()
+            model, result, agent = session(1000 + seed, ws, policy, budget)
+            step_times.append((time.perf_counter() - started) / max(result.requests, 1))
+            started = time.perf_counter()
+            live = agent.ledger()
+            ledger_times.append(time.perf_counter() - started)
+            received = sent(model.contexts)
+            same = [sent(live.context(k)) for k in range(1, result.requests + 1)] == received
+            again = nh.replay(result.messages, budget=budget, policy=policy, summarizer=nh.ExtractiveSummarizer())
+            same_replay = again.requests[COLUMNS].equals(live.requests[COLUMNS]) and \
+                [sent(again.context(k)) for k in range(1, result.requests + 1)] == received
+            sessions += 1
+            requests += result.requests
+            checks += len(result.events)
+            acted += sum(e.event is not None for e in result.events)
+            if not (same and same_replay):
+                mismatches.append((name, options, seed))
+    print(f"{sessions} sessions, {requests:,} requests, {checks:,} checks over budget, {acted:,} policy events")
+    print(f"ledger.context(k) == what the model received, and replay == live ledger: "
+          f"{sessions - len(mismatches)} of {sessions} sessions" + (f"; mismatches: {mismatches}" if mismatches else ""))
+    step, rebuild = statistics.median(step_times), statistics.median(ledger_times)
+    print(f"median live request (tools included) {step * 1000:.1f} ms; median ledger rebuild of a whole session "
+          f"{rebuild * 1000:.1f} ms ({rebuild / step:.1f}x one request)")
+
+
+if __name__ == "__main__":
+    main()
