@@ -52,9 +52,14 @@ from .tools import Tools, tool_specs
 from .transport import TransportError
 
 __all__ = ["Agent", "AgentResult", "Step", "LiveEvent", "ModelCall", "LiveReplayMismatch", "live_ledger_of",
-           "USAGE_COLUMNS"]
+           "USAGE_COLUMNS", "LIVE_CAVEAT"]
 
 Message = dict
+LIVE_CAVEAT = (
+    "Live run: each request is what was really sent. Only what is said about other settings is "
+    "counterfactual (the 'no compaction' columns, a replay under another budget): it assumes the "
+    "recorded future would have been the same."
+)
 USAGE_COLUMNS = {"usage_prompt_tokens": "prompt_tokens", "usage_cached_tokens": "cached_tokens",
                  "usage_completion_tokens": "completion_tokens"}
 
@@ -224,7 +229,7 @@ def live_ledger_of(messages: Sequence[Message], events: Sequence[LiveEvent], usa
     columns = {name: pd.array([getattr(u, attr) if u is not None else None for u in usage], dtype="Int64")
                for name, attr in USAGE_COLUMNS.items()}
     settings = {**ledger.settings, "policy_object": policy, "live": True, **(extra or {})}
-    return dataclasses.replace(ledger.with_columns(**columns), settings=settings)
+    return dataclasses.replace(ledger.with_columns(**columns), settings=settings, caveat=LIVE_CAVEAT)
 
 
 # ---------------------------------------------------------------- the result

@@ -79,6 +79,7 @@ def test_each_request_sent_is_exactly_the_ledger_context(workspace):
         assert body["model"] == "test-model" and body["stream"] is False
     assert ledger.requests["size"].tolist() == [nh.context_size(ledger.context(k)) for k in range(1, 7)]
     assert server.requests[0]["auth"] == f"Bearer {KEY}" and server.requests[0]["path"] == "/v1/chat/completions"
+    assert ledger.caveat.startswith("Live run") and ledger.settings["live"] is True
 
 
 def test_the_tools_are_advertised_as_json_schemas(workspace):

@@ -25,7 +25,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..ledger import Ledger
-from .plots import plot_ledger
+from .plots import plot_ledger, plural
 from .tables import compaction_table
 from .widgets import _Explorer, render, totals_line, wipe
 
@@ -173,9 +173,9 @@ class LiveLedger(_Explorer):
         view = live_view(self.agent, step)
         wipe(self.ax)
         if len(view.ledger.requests):
-            plot_ledger(view.ledger, ax=self.ax, max_annotations=self.annotations,
-                        title=f"live: {view.ledger.totals.requests} requests, "
-                              f"{view.ledger.totals.compactions} compactions")
+            t = view.ledger.totals
+            plot_ledger(view.ledger, ax=self.ax, max_annotations=self.annotations, caveat=False,
+                        title=f"live: {plural(t.requests, 'request')}, {plural(t.compactions, 'compaction')}")
         else:
             self.ax.set_title("live: no request yet")
         self.image.value = render(self.figure, self.image_format, self.dpi)
