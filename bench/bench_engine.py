@@ -167,14 +167,16 @@ def linearity() -> None:
 # --- memory of a streamed sweep -------------------------------------------------------------------
 
 MEMORY_CHILD = r"""
-import json, resource, sys, time
+import json, sys, time, tracemalloc
+import pyarrow.parquet, pandas  # loaded before tracing: their import is not the sweep's memory
 import nanohermes_nb as nh
 folder, out = sys.argv[1], sys.argv[2]
+tracemalloc.start()
 t = time.perf_counter()
 report = nh.sweep([folder], budgets=[20_000, 60_000], out=out)
 wall = time.perf_counter() - t
-print(json.dumps({"rows": report.rows, "transcripts": report.transcripts, "wall": wall,
-                  "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+_, peak = tracemalloc.get_traced_memory()
+print(json.dumps({"rows": report.rows, "transcripts": report.transcripts, "wall": wall, "peak": peak}))
 """
 
 
@@ -205,13 +207,13 @@ def main() -> None:
                 cold("sweep", paths, runs), 12)
     report_cold(f"one default replay of {longest.name} at budget 30,000, cold", cold("replay", [longest], runs + 2), 8)
     pool_speedup(paths, runs)
-    linearity()
     small, large = memory(100), memory(1_000 if quick else 10_000)
     for r in (small, large):
         print(f"sweep streamed to Parquet over {r['transcripts']:,} generated transcripts ({r['bytes'] / 1e6:.1f} MB, "
-              f"{r['rows']:,} rows): peak RSS {r['peak_rss'] / 1e6:.0f} MB, {r['wall']:.1f} s")
+              f"{r['rows']:,} rows): peak traced memory {r['peak'] / 1e6:.1f} MB, {r['wall']:.1f} s")
     print(f"peak memory, {large['transcripts']:,} vs {small['transcripts']:,} transcripts: "
-          f"{large['peak_rss'] / small['peak_rss']:.2f}x for {large['bytes'] / small['bytes']:.0f}x the data")
+          f"{large['peak'] / small['peak']:.2f}x for {large['bytes'] / small['bytes']:.0f}x the data")
+    linearity()
 
 
 if __name__ == "__main__":

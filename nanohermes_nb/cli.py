@@ -201,9 +201,15 @@ def _summarizer(name: str):
         return ExtractiveSummarizer()
     if name == "placeholder":
         return PlaceholderSummarizer()
-    llm = OpenAICompatibleSummarizer.from_env()
+    from .summarizers import SummarizerError
+    from .transport import TransportError
+
+    try:
+        llm = OpenAICompatibleSummarizer.from_env()
+    except (SummarizerError, TransportError, ValueError) as exc:  # a bad key or URL: one line, the key never shown
+        raise _Usage(f"--summarizer llm: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if llm is None:
-        raise SystemExit(f"nanohermes-nb: error: --summarizer llm needs {ENV_BASE_URL} to be set")
+        raise _Usage(f"--summarizer llm needs {ENV_BASE_URL} to be set")
     return llm
 
 

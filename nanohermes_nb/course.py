@@ -49,7 +49,17 @@ OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block any_cell %}
+{%- if 'solution' in cell.metadata.get('tags', []) -%}
+<details class="solution"><summary>Solution (open it after you have tried)</summary>
+{{ super() }}
+</details>
+{%- else -%}
+{{ super() }}
+{%- endif -%}
+{% endblock any_cell %}
 """
+_NOTEBOOK_LINK = re.compile(r'href="(\d\d_[\w-]+)\.ipynb(#[^"]*)?"')
 
 
 @dataclass(frozen=True)
@@ -174,6 +184,7 @@ def execute_notebook(
     html_path = None
     if html:
         body, _ = html_exporter().from_notebook_node(nb)
+        body = _NOTEBOOK_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)  # pages link pages
         html_path = out / f"{stem}.html"
         _write_atomic(html_path, body)
     images, errors, widgets, bare = _count(nb)
@@ -265,7 +276,33 @@ li .time { color: #666; font-size: .85rem; white-space: nowrap; }
 li .failed { color: #b00020; }
 code { background: #f3f3f3; padding: 0 .2rem; border-radius: 3px; }
 footer { color: #777; font-size: .85rem; margin-top: 1.5rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+td, th { border-bottom: 1px solid #e5e5e5; padding: .35rem .4rem; text-align: left; vertical-align: top; }
 """
+
+
+def _map_html(sources: Sequence[Path]) -> str:
+    """The article's sections, each linked to the heading that teaches it, and the glossary (from the course map)."""
+    from .coursemap import anchor, course_map
+
+    cmap = course_map()
+    present = {p.name for p in sources}
+    rows = []
+    for s in cmap.sections:
+        where = html.escape(s.heading)
+        if s.notebook in present:
+            where = f"<a href='{html.escape(s.notebook[:-6])}.html#{html.escape(anchor(s.heading))}'>{s.notebook[:2]} · {where}</a>"
+        rows.append(f"<tr><td>§{s.n}</td><td lang='zh'>{html.escape(s.zh)}</td><td>{html.escape(s.en)}</td>"
+                    f"<td>{where}</td></tr>")
+    terms = "".join(f"<tr><td lang='zh'>{html.escape(g['zh'])}</td><td>{html.escape(g['en'])}</td>"
+                    f"<td>{_inline_markdown(g['code'])}</td></tr>" for g in cmap.glossary)
+    art = cmap.article
+    return (f"<h2>The article, section by section</h2><p class='lead'>{html.escape(art['title_zh'])} "
+            f"({html.escape(art['title_en'])}, {html.escape(art['date'])}): where each of its "
+            f"{len(cmap.sections)} sections is taught.</p>"
+            f"<table><tr><th>§</th><th>article</th><th>in English</th><th>taught in</th></tr>{''.join(rows)}</table>"
+            f"<h2>Glossary</h2><table><tr><th>article</th><th>English</th><th>in the code</th></tr>{terms}</table>")
 
 
 def write_index(runs: Sequence[NotebookRun], out_dir: str | os.PathLike,
@@ -307,6 +344,7 @@ time. Read them in order; each ends with a cell that asserts its claims.</p>
 <ol>
 {chr(10).join(items)}
 </ol>
+{_map_html(sources)}
 <footer>{len(items)} notebooks, about {total_minutes} minutes of reading; executed in {ran:.0f} s of kernel time
 by <code>make course</code>. These pages are static: open the notebooks in JupyterLab (<code>make lab</code>)
 to move the explorers' controls.</footer>

@@ -46,8 +46,8 @@ def first_user_goal(messages: Iterable[Mapping[str, Any]]) -> str:
 def goal_terms(goal: str, limit: int = 12) -> list[str]:
     """The goal's first distinctive words (lowercased, no stop words, no repeats)."""
     seen: dict[str, None] = {}
-    for w in _WORD.findall(goal):
-        w = w.lower()
+    for match in _WORD.finditer(goal):  # stop at the limit: a task statement can be long
+        w = match.group(0).lower()
         if w not in _STOP:
             seen.setdefault(w, None)
         if len(seen) >= limit:

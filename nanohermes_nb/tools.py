@@ -9,23 +9,21 @@ uses: it turns every bad call into an error text and passes every result through
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import threading
 import time
 import weakref
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-import httpx
 import re2
 
 from .budgets import DEFAULT_BUDGETS, Budgets
 from .clamp import clamp, utf8_boundary
 from .processes import Job
+from .toolspecs import ARROW, DEFAULT_COMMAND_TIMEOUT, TOOL_NAMES, TOOL_SPECS, ToolError, ToolSpec, check_args as _check_args, tool_specs
+from .web import WebError, check_url, html_to_text, web_text
 from .transport import AddressRefused, ConnectFailed, RedirectRefused, TransportError, TransportTimeout, fetch
 
 __all__ = [
@@ -41,138 +39,9 @@ __all__ = [
 ]
 
 ELLIPSIS = "\u2026"
-ARROW = "\u2192"
-DEFAULT_COMMAND_TIMEOUT = 120.0  # seconds, run_command `timeout` default
 DEFAULT_WEB_TIMEOUT = 30.0  # seconds, the whole of one web_fetch (connect, redirects, body)
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a file binary
 _SKIP_DIRS = frozenset({".git"})
-
-
-class ToolError(Exception):
-    """A bad tool call: shown to the model as ``error: <message>``, never raised by dispatch."""
-
-
-# --------------------------------------------------------------------------- specs
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What the model is told about one tool: name, description, JSON-schema parameters."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-
-    def as_openai(self) -> dict[str, Any]:
-        """The ``tools`` entry of an OpenAI-compatible chat request."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": json.loads(json.dumps(self.parameters)),
-            },
-        }
-
-
-def _schema(props: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required,
-            "additionalProperties": False}
-
-
-def tool_specs(budgets: Budgets = DEFAULT_BUDGETS) -> tuple[ToolSpec, ...]:
-    """The seven tool specs, their descriptions quoting the caps of ``budgets``."""
-    b = budgets
-    return (
-        ToolSpec("read_file",
-                 f"Read a text file of the workspace as numbered lines `N{ARROW}text`. "
-                 f"Files over {b.max_file_bytes} bytes are refused. At most "
-                 f"{b.read_max_lines} lines per call; use offset/limit for the rest.",
-                 _schema({"path": {"type": "string", "description": "path relative to the workspace"},
-                          "offset": {"type": "integer", "minimum": 1,
-                                     "description": "first line to show, 1-based (default 1)"},
-                          "limit": {"type": "integer", "minimum": 1,
-                                    "description": f"lines to show (default {b.read_max_lines})"}},
-                         ["path"])),
-        ToolSpec("grep",
-                 "Search file contents with a regular expression (RE2 syntax, like Rust's regex: "
-                 "no backreferences or look-around); rows are "
-                 f"`path:line: text`. Skips .git, binary files and files over "
-                 f"{b.grep_max_file_bytes} bytes; stops after {b.grep_max_matches} matches.",
-                 _schema({"pattern": {"type": "string", "description": "regular expression (RE2 syntax)"},
-                          "path": {"type": "string",
-                                   "description": "file or folder to search, relative (default: workspace)"}},
-                         ["pattern"])),
-        ToolSpec("glob",
-                 "List workspace files matching a glob pattern (`*`, `?`, `[..]`, `**` for any "
-                 f"depth), sorted; at most {b.glob_max_paths} paths.",
-                 _schema({"pattern": {"type": "string", "description": "e.g. `**/*.py`"}},
-                         ["pattern"])),
-        ToolSpec("run_command",
-                 "Run a shell command in the workspace and wait for it. Returns the exit code, "
-                 f"stdout and stderr (each cut to {b.command_capture_bytes} bytes).",
-                 _schema({"command": {"type": "string"},
-                          "timeout": {"type": "number", "exclusiveMinimum": 0,
-                                      "description": f"seconds (default {DEFAULT_COMMAND_TIMEOUT:g})"}},
-                         ["command"])),
-        ToolSpec("start_task",
-                 "Start a long-running shell command in the background; returns a task id. "
-                 f"Its first {b.task_capture_bytes} bytes of output are kept.",
-                 _schema({"command": {"type": "string"}}, ["command"])),
-        ToolSpec("task_output",
-                 "Status (running / exited) and output so far of a background task.",
-                 _schema({"id": {"type": "string", "description": "id returned by start_task"}},
-                         ["id"])),
-        ToolSpec("web_fetch",
-                 "Fetch an http(s) URL; HTML becomes readable text. The body is read up to "
-                 f"{b.web_max_response_bytes} bytes and the text cut to max_chars.",
-                 _schema({"url": {"type": "string"},
-                          "max_chars": {"type": "integer", "minimum": 1,
-                                        "description": f"default {b.web_max_chars}"}},
-                         ["url"])),
-    )
-
-
-TOOL_SPECS: tuple[ToolSpec, ...] = tool_specs(DEFAULT_BUDGETS)
-TOOL_NAMES: tuple[str, ...] = tuple(s.name for s in TOOL_SPECS)
-_SPEC_BY_NAME = {s.name: s for s in TOOL_SPECS}
-
-
-def _check_args(name: str, args: Any) -> dict[str, Any]:
-    """The call's arguments as a dict, checked against the tool's schema."""
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as e:
-            raise ToolError(f"{name}: arguments are not valid JSON ({e.msg} at column {e.colno})") from None
-    if args is None:
-        args = {}
-    if not isinstance(args, Mapping):
-        raise ToolError(f"{name}: arguments must be an object, got {type(args).__name__}")
-    schema = _SPEC_BY_NAME[name].parameters
-    props = schema["properties"]
-    unknown = sorted(k for k in args if k not in props)
-    if unknown:
-        raise ToolError(f"{name}: unknown argument {unknown[0]!r} (expected {', '.join(props)})")
-    for key in schema["required"]:
-        if key not in args or args[key] is None:
-            raise ToolError(f"{name}: missing required argument {key!r}")
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        if value is None:
-            continue
-        kind = props[key]["type"]
-        if kind == "string" and not isinstance(value, str):
-            if key == "id" and isinstance(value, int) and not isinstance(value, bool):
-                value = str(value)
-            else:
-                raise ToolError(f"{name}: argument {key!r} must be a string, got {type(value).__name__}")
-        if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ToolError(f"{name}: argument {key!r} must be an integer, got {value!r}")
-        if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ToolError(f"{name}: argument {key!r} must be a number, got {value!r}")
-        out[key] = value
-    return out
 
 
 # --------------------------------------------------------------------------- helpers
@@ -262,81 +131,6 @@ def _glob_regex(pattern: str) -> Any:
             out.append(re2.escape(c))
             i += 1
     return _re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
-
-
-class _TextOfHTML(HTMLParser):
-    """Readable text of an HTML page: scripts and styles dropped, blocks on their own lines."""
-
-    SKIP = frozenset({"script", "style", "noscript", "template", "svg"})
-    BLOCK = frozenset({
-        "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "div",
-        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-        "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section",
-        "summary", "table", "td", "th", "title", "tr", "ul",
-    })
-    _KEEP = "\ue000"  # stands for a space inside <pre> until whitespace is collapsed
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip = 0
-        self.pre = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skip += 1
-            return
-        if tag == "pre":
-            self.pre += 1
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-        if tag == "li":
-            self.parts.append("- ")
-        elif tag in ("td", "th"):
-            self.parts.append(" ")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIP:
-            self.skip = max(self.skip - 1, 0)
-            return
-        if tag == "pre":
-            self.pre = max(self.pre - 1, 0)
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self.skip:
-            return
-        if self.pre:
-            self.parts.append(data.replace(" ", self._KEEP).replace("\t", self._KEEP * 4))
-        else:
-            self.parts.append(re.sub(r"\s+", " ", data))
-
-    def text(self) -> str:
-        out: list[str] = []
-        for line in "".join(self.parts).split("\n"):
-            line = re.sub(r"[^\S\n]+", " ", line).strip().replace(self._KEEP, " ").rstrip()
-            if line or (out and out[-1]):
-                out.append(line)
-        return "\n".join(out).strip("\n")
-
-
-def html_to_text(html: str) -> str:
-    """Readable text of an HTML document (a real parser, not regular expressions)."""
-    parser = _TextOfHTML()
-    parser.feed(html)
-    parser.close()
-    return parser.text()
-
-
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
-               "application/x-javascript", "application/ld+json", "application/rss+xml",
-               "application/atom+xml", "application/x-sh", "application/toml", "application/yaml")
 
 
 # --------------------------------------------------------------------------- tasks
@@ -660,11 +454,14 @@ class Tools:
         chars = b.web_max_chars if max_chars is None else max_chars
         if chars < 1:
             raise ToolError(f"max_chars must be >= 1, got {max_chars}")
-        _check_url(url)
+        try:
+            check_url(url)
+        except WebError as e:
+            raise ToolError(str(e)) from None
         cap = b.web_max_response_bytes
         reply = self._fetch(url, cap)
         data = reply.body[:utf8_boundary(reply.body, cap)] if reply.truncated else reply.body
-        text = _web_text(data, reply.content_type, reply.charset)
+        text = web_text(data, reply.content_type, reply.charset)
         if len(text) > chars:
             text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
         if reply.truncated:
@@ -688,41 +485,6 @@ class Tools:
             raise ToolError(f"fetching {url}: {e}") from None
         except TransportError as e:
             raise ToolError(f"fetching {url} failed: {e}") from None
-
-
-def _check_url(url: str) -> None:
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError, ValueError) as e:
-        raise ToolError(f"invalid URL {url!r}: {e}") from None
-    if parsed.scheme not in ("http", "https"):
-        raise ToolError(f"only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r}")
-    if not parsed.host:
-        raise ToolError(f"invalid URL {url!r}: no host")
-
-
-_BOM_CHARSETS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-                 (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-
-
-def _web_text(data: bytes, ctype: str, charset: str | None) -> str:
-    """The body as text for the model; binary bodies (also those binary once decoded,
-    such as 20,000 NUL characters served as text/plain) become a one-line note."""
-    if charset is None:
-        charset = next((name for bom, name in _BOM_CHARSETS if data.startswith(bom)), None)
-    try:
-        raw = data.decode(charset or "utf-8", "replace")
-    except LookupError:
-        raw = data.decode("utf-8", "replace")
-    binary = f"(binary content: {ctype or 'unknown type'}, {len(data)} bytes, not shown)"
-    if "\x00" in raw:
-        return binary
-    head = raw.lstrip()[:200].lower()
-    if ctype in _HTML_TYPES or (not ctype and head.startswith(("<!doctype html", "<html"))):
-        return html_to_text(raw)
-    if ctype.startswith(_TEXT_TYPES) or ctype.endswith(("+json", "+xml")) or not ctype:
-        return raw
-    return binary
 
 
 def _command_parts(job: Job, exited: bool, left_running: int, complete: bool, limit: float) -> list[str]:

@@ -7,6 +7,7 @@ without Chromium the whole module is skipped with one line saying why.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -81,11 +82,18 @@ def test_built_page_works_offline(built_course, browser, name):
         if name == "index.html":
             links = page.locator("a[href]")
             targets = [links.nth(k).get_attribute("href") for k in range(links.count())]
-            assert sorted(targets) == sorted(PAGES[1:])
-            assert all((out / t).is_file() for t in targets)
+            assert {t.split("#")[0] for t in targets} == set(PAGES[1:])
+            assert all((out / t.split("#")[0]).is_file() for t in targets)
+            for t in (t for t in targets if "#" in t):  # a section's link lands on its heading
+                target, fragment = t.split("#", 1)
+                assert f'id="{html.escape(fragment)}"' in (out / target).read_text(encoding="utf-8"), t
             return
         run = runs[Path(name).with_suffix(".ipynb").name]
         assert run.ok, run.problem
+        solutions = page.locator("details.solution")
+        assert all(not solutions.nth(k).evaluate("d => d.open") for k in range(solutions.count())), \
+            f"{name}: a solution is open before the reader opens it"
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # then show everything
         images = page.locator(".jp-OutputArea-output img")
         count = images.count()
         assert count >= run.images, f"{name}: {count} images shown for {run.images} image outputs"

@@ -312,3 +312,13 @@ def test_sweep_with_jobs_streams_and_reports_skipped_files(corpus, tmp_path):
     assert sorted(set(rows["transcript"])) == sorted(f.name for f in corpus.files[:3])
     strict = run("sweep", folder, "--strict", "--no-progress")
     assert strict.returncode == 2 and "broken.json" in strict.stderr and "Traceback" not in strict.stderr
+
+
+def test_summarizer_llm_misconfigured_is_one_line_exit_2_and_never_shows_the_key():
+    env = {**os.environ, "NANOHERMES_LLM_BASE_URL": "http://127.0.0.1:9/v1", "NANOHERMES_LLM_API_KEY": "sk-SECRET\nx"}
+    p = run("ledger", TWELVE, "--summarizer", "llm", env=env)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert "SECRET" not in p.stderr and "line feed" in p.stderr
+    env.pop("NANOHERMES_LLM_BASE_URL")
+    p = run("ledger", TWELVE, "--summarizer", "llm", env=env)
+    assert p.returncode == 2 and "NANOHERMES_LLM_BASE_URL" in p.stderr

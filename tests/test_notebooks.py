@@ -14,7 +14,7 @@ from conftest import ROOT
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
 PLOTTING = re.compile(r"\bplot_\w+\(|\bplt\.")  # explorers draw into widget state, checked below
-LABS = {"14": "TRANSCRIPTS", "15": "TRANSCRIPTS"}  # notebook prefix -> its parameter name
+LABS = {"16": "TRANSCRIPTS", "17": "TRANSCRIPTS"}  # notebook prefix -> its parameter name
 
 
 def code_cells(path):
@@ -22,8 +22,11 @@ def code_cells(path):
 
 
 def test_the_course_is_complete():
-    prefixes = {p.name[:2] for p in NOTEBOOKS}
-    assert {f"{k:02d}" for k in range(16)} <= prefixes, sorted(prefixes)
+    from nanohermes_nb.coursemap import course_map
+
+    mapped = [e.file for e in course_map().notebooks]
+    assert NAMES == mapped, "every notebook is in data/course_map.json, in order, and every entry exists"
+    assert [n[:2] for n in NAMES] == [f"{k:02d}" for k in range(len(NAMES))]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)

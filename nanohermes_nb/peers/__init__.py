@@ -166,8 +166,11 @@ def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
 
 
 def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[Message]]], *,
-              policies: Sequence[str] | None = None, shares: Sequence[float] = BUDGET_SHARES):
-    """The agreement table: one row per peer policy (contexts compared, identical, library version)."""
+              policies: Sequence[str] | None = None, shares: Sequence[float] = BUDGET_SHARES, stride: int = 1):
+    """The agreement table: one row per peer policy (contexts compared, identical, library version).
+
+    ``stride`` > 1 compares every ``stride``-th tool-batch point of each transcript (a quick look).
+    """
     from ..transcripts import load_transcript
 
     named = []
@@ -180,7 +183,7 @@ def agreement(transcripts: Iterable[str | Path] | Iterable[tuple[str, Sequence[M
     rows = []
     for name in policies or [*sorted(PEERS), *sorted(p for p in PINNED if p not in PEERS)]:
         if name in PEERS:
-            rows.append(compare(PEERS[name], named, shares=shares).row())
+            rows.append(compare(PEERS[name], named, shares=shares, stride=stride).row())
         elif name in PINNED:
             rows.append(check_pinned(PINNED[name]).row())
         else:

@@ -31,4 +31,6 @@ __all__ = [
     "FORMATS",
     "OPENAI_ROLES",
     "TRANSCRIPT_SUFFIXES",
+    "SKIPPED_NAMES",
+    "TEXT_JOINER",
 ]
