@@ -583,7 +583,7 @@ def test_the_data_sessions_recorded_live_have_the_ledgers_their_replays_have(mak
 
 
 def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path, monkeypatch):
-    """Notebook 16 offline is run by test_notebooks; here its other path, against a local endpoint."""
+    """Notebook 18 offline is run by test_notebooks; here its other path, against a local endpoint."""
     from conftest import ROOT
     from nanohermes_nb.course import execute_notebook
 
@@ -599,10 +599,10 @@ def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path
         monkeypatch.setenv("NANOHERMES_LLM_BASE_URL", server.url)
         monkeypatch.setenv("NANOHERMES_LLM_MODEL", "local-test")
         monkeypatch.delenv("NANOHERMES_LLM_API_KEY", raising=False)
-        run = execute_notebook(ROOT / "notebooks" / "16_run_the_loop_yourself.ipynb", tmp_path, timeout=180,
+        run = execute_notebook(ROOT / "notebooks" / "18_run_the_loop_yourself.ipynb", tmp_path, timeout=180,
                                html=False)
         requests = len(server.agent_requests)
     assert run.error is None and run.error_outputs == 0, run.error
     assert requests == len(plan)
-    text = json.dumps(json.loads((tmp_path / "16_run_the_loop_yourself.ipynb").read_text(encoding="utf-8")))
+    text = json.dumps(json.loads((tmp_path / "18_run_the_loop_yourself.ipynb").read_text(encoding="utf-8")))
     assert "OpenAICompatibleModel(" in text and f"requests with usage reported by the endpoint: {requests} of" in text
