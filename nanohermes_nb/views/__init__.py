@@ -21,6 +21,7 @@ _NAMES = {
     "plot_composition": "plots",
     "plot_sweep": "plots",
     "plot_tool_sizes": "plots",
+    "plot_cut": "plots",
     "composition_frame": "plots",
     "unit_label": "plots",
     "budget_explorer": "widgets",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Polygon, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from ..clamp import clamp_report
@@ -34,6 +34,7 @@ __all__ = [
     "plot_composition",
     "plot_sweep",
     "plot_tool_sizes",
+    "plot_cut",
     "composition_frame",
     "unit_label",
     "ledger_labels",
@@ -612,4 +613,88 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
                         rotation=90 if len(reports) > 30 else 0)
     _finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
     ax.set_ylim(0, max([cap] + [r.input_bytes for r in reports]) * 1.18)
+    return ax
+
+
+# ---------------------------------------------------------------- the cut
+
+
+_ROLE_LETTER = {"system": "S", "summary": "Σ", "user": "U", "assistant": "A", "tool": "T", "other": "?"}
+
+
+def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """The message array before and after one compaction: a box per message, coloured by role.
+
+    ``result`` is a ``CompactionResult`` (from ``compact`` or ``compact_at``). The top
+    row is the input: the messages the compaction drops are faded, the simple cut
+    (``len - keep_recent``) and the cut used are marked. The bottom row is the
+    result: the system message, the note at index 1, then the kept messages, each
+    joined by a band to where it came from. Nothing compacted: the bottom row
+    repeats the input and the title gives the reason. Indices are printed under
+    the boxes (every fifth one past 40 messages).
+    """
+    ax = _axes(ax, (10.0, 3.4))
+    source = list(getattr(result, "source", None) or result.messages)
+    after = list(result.messages)
+    n, compacted = len(source), result.cut is not None
+    cut = result.cut if compacted else None
+    height, top, bottom = 0.8, 2.0, 0.0
+    inserted = {id(after[1])} if compacted and len(after) > 1 else set()
+
+    def box(x: float, y: float, message: Any, *, faded: bool, gid: str) -> None:
+        cat = _category(message, inserted)
+        ax.add_patch(Rectangle((x + 0.06, y), 0.88, height, facecolor=CATEGORY_COLOURS[cat],
+                               alpha=0.3 if faded else 0.95, edgecolor="white", linewidth=0.6, gid=gid))
+        if n <= 60:
+            ax.text(x + 0.5, y + height / 2, _ROLE_LETTER[cat], ha="center", va="center", fontsize=7,
+                    color="white" if not faded else "0.35")
+
+    def index_label(x: float, y: float, i: int) -> None:
+        if n <= 40 or i % 5 == 0:
+            ax.text(x + 0.5, y - 0.08, str(i), ha="center", va="top", fontsize=6, color="0.35")
+
+    for i, m in enumerate(source):
+        box(i, top, m, faded=compacted and 0 < i < cut, gid="before")
+        index_label(i, top, i)
+    for j, m in enumerate(after):
+        box(j, bottom, m, faded=False, gid="summary" if compacted and j == 1 else "after")
+        index_label(j, bottom, j)
+    if compacted:  # bands from where each part was to where it went
+        link = dict(facecolor="0.6", alpha=0.18, linewidth=0)
+        ax.add_patch(Polygon([(1, top - 0.25), (cut, top - 0.25), (2, bottom + height + 0.05),
+                              (1, bottom + height + 0.05)], **link, gid="dropped_band"))
+        if cut < n:
+            ax.add_patch(Polygon([(cut, top - 0.25), (n, top - 0.25), (2 + n - cut, bottom + height + 0.05),
+                                  (2, bottom + height + 0.05)], facecolor="C0", alpha=0.12, linewidth=0,
+                                 gid="kept_band"))
+        ax.text((1 + cut) / 2, top - 0.32, f"dropped: {cut - 1} message{'s' if cut - 1 != 1 else ''}",
+                ha="center", va="top", fontsize=8, color="0.3")
+        ax.annotate("note at index 1", xy=(1.5, bottom - 0.25), xytext=(1.5, bottom - 0.6), ha="center", va="top",
+                    fontsize=8, color=CATEGORY_COLOURS["summary"],
+                    arrowprops=dict(arrowstyle="->", color=CATEGORY_COLOURS["summary"], linewidth=0.8))
+    naive = getattr(result, "naive_cut", None)
+    marks = []
+    if compacted and naive is not None and naive != cut:
+        marks.append((naive, f"simple cut {naive}", "0.25", "--", "naive_cut"))
+    if compacted:
+        marks.append((cut, f"cut {cut}" + (" (past the end)" if cut == n else ""), "C3", "-", "cut"))
+    for k, (x, label, colour, style, gid) in enumerate(marks):
+        ax.plot([x, x], [top - 0.15, top + height + 0.55], color=colour, linestyle=style, linewidth=1.6, gid=gid)
+        right = x > 0.75 * n  # near the right edge the label goes to the left of its line
+        ax.text(x - 0.15 if right else x + 0.15, top + height + 0.5 - 0.28 * k, label, ha="right" if right else "left",
+                va="top", fontsize=8, color=colour)
+    handles = [Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in CATEGORIES
+               if any(_category(m, inserted) == c for m in (*source, *after))]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.set_xlim(-0.5, max(n, len(after)) + 0.5)
+    ax.set_ylim(bottom - 1.0, top + height + 0.7)
+    ax.set_yticks([bottom + height / 2, top + height / 2], [f"after\n{len(after)} messages", f"before\n{n} messages"])
+    ax.set_xticks([])
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(axis="y", length=0)
+    if title is None:
+        title = (f"keep_recent={result.keep_recent}: {cut - 1} dropped, note at index 1, {n - cut} kept"
+                 if compacted else f"no compaction: {result.reason}")
+    ax.set_title(title, fontsize=10)
     return ax
