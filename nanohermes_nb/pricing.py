@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["Pricing", "PricingError", "CACHE_RULES", "RULE_DEFAULTS", "TOKEN_UNITS", "PRICING_CSV",
-           "pricing_presets", "get_pricing", "pricing_table", "rounded_sum"]
+           "pricing_presets", "get_pricing", "pricing_table", "rounded_sum", "sent_each"]
 
 CACHE_RULES = ("openai", "anthropic", "gemini", "deepseek", "none")
 # per rule: (min_cached_tokens, step) when a preset or the user gives none
@@ -238,11 +238,11 @@ def _residues(session: Any, unit: str, step: int) -> list[int]:
     key = ("residues", unit, step)
     r = session.cache.get(key)
     if r is None:
-        r = session.cache[key] = [a % step for a in _sent_each(session, unit)]
+        r = session.cache[key] = [a % step for a in sent_each(session, unit)]
     return r
 
 
-def _sent_each(session: Any, unit: str) -> list[int]:
+def sent_each(session: Any, unit: str) -> list[int]:
     """``prefix(unit)[reply[j]]`` for every request ``j`` (what it sends before any event), cached."""
     key = ("sent_each", unit)
     a = session.cache.get(key)
@@ -264,7 +264,7 @@ def rounded_sum(session: Any, unit: str, base: int, j0: int, j1: int, minimum: i
     """
     if j1 < j0:
         return 0
-    a = _sent_each(session, unit)
+    a = sent_each(session, unit)
     lo = bisect_left(a, max(minimum, 1) - base, j0, j1 + 1)
     n = j1 - lo + 1
     if n <= 0:
