@@ -441,6 +441,7 @@ class CostBook(Book):
         self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
         self.pending_gap: int | None = None
         self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
+        self.after_event = False
         self.input = self.cached = self.written = self.output = 0
         self.s_calls = self.s_input = self.s_output = 0
 
@@ -448,6 +449,11 @@ class CostBook(Book):
 
     def stretch(self, ctx: Context, r0: int, r1: int) -> None:
         base = self.head - self.p[ctx.start]
+        continued = self.ends and not self.after_event  # the policy declined: the same context goes on growing
+        if continued:
+            self.first = self.pricing.cached(base + self.a[r0 - 1])
+            if self.slow is not None:
+                self.first = max(self.first, self._read(self._context(ctx, r0), self.slow))
         if self.rows or self.slow is not None:
             sums = self._walk(ctx, base, r0, r1)
         else:
@@ -455,10 +461,14 @@ class CostBook(Book):
         n, c, w, o = sums
         self.input, self.cached, self.written, self.output = (
             self.input + n, self.cached + c, self.written + w, self.output + o)
-        if self.ends:
-            self.gaps.append(self.pending_gap)
-        self.ends.append(_End(ctx.head, ctx.start, self.session.reply[r1], base, r0, r1))
-        self.first, self.slow, self.pending_gap = 0, None, None
+        if continued:
+            last = self.ends[-1]
+            self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1)
+        else:
+            if self.ends:
+                self.gaps.append(self.pending_gap)
+            self.ends.append(_End(ctx.head, ctx.start, self.session.reply[r1], base, r0, r1))
+        self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
 
     def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
         """Request by request (rows, or a stretch that may match an older request further than its predecessor)."""
@@ -530,6 +540,7 @@ class CostBook(Book):
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
         s = self.session
         self.head = sum(self.meter(m) for m in after.head)
+        self.after_event = True
         fields = self._summarizer(event)
         if k + 1 < s.requests:
             x = after.messages(s.messages, s.reply[k + 1])
@@ -541,6 +552,8 @@ class CostBook(Book):
             nxt = s.messages[s.reply[k + 1]]
             slow = [e for e, n in zip(self.ends, lcps) if n == len(x) and len(e) > n and _same(e.view(s.messages)[n], nxt)]
             self.slow = slow or None
+        else:
+            self.slow = None
         if self.rows:
             self.cols["summarizer_cost_usd"][k] = fields["cost"]["summarizer_cost_usd"]
         return fields
