@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from itertools import accumulate
 from typing import Any
 
 from .budgets import over_budget
@@ -37,7 +36,7 @@ from .needed import IdentifierIndex, needed_later
 from .policies.base import Event
 from .pricing import Pricing, rounded_sum, sent_each
 from .recorded import Context, ContextView, RecordedSession
-from .sizing import TOKENS_PER_MESSAGE, count_tokens, shared_prefix_bytes
+from .sizing import TOKENS_PER_MESSAGE, count_tokens, serialize, shared_prefix_bytes
 from .summarizers import summary_prompt
 
 __all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "CostBook",
@@ -518,20 +517,21 @@ class CostBook(Book):
             out[k] = cur
         return out
 
-    def _read(self, x: Sequence, ends: Sequence[_End], lcps: Sequence[int] | None = None) -> int:
+    def _read(self, x: Sequence, ends: Sequence[_End], lcps: Sequence[int] | None = None, size: Any = None) -> int:
         """Tokens of ``x`` the rule reads from what ``ends`` (and their stretches) put in the cache."""
         pr, s = self.pricing, self.session
         if not pr.caches or not ends:
             return 0
         t = s.messages
+        size = size or self.meter
         lcps = lcps if lcps is not None else [_lcp(x, e.view(t)) for e in ends]
-        head_tokens = [0, *accumulate(self.meter(m) for m in x)]
         if pr.cache != "anthropic":
-            return pr.cached(head_tokens[max(lcps)])
+            return pr.cached(sum(size(m) for m in x[:max(lcps)]))
         best = 0
+        system = size(x[0]) if x else 0
         for e, shared in zip(ends, lcps):
-            if shared >= 1 and head_tokens[1] >= pr.min_cached_tokens:
-                best = max(best, head_tokens[1])  # the breakpoint at the end of the system message
+            if shared >= 1 and system >= pr.min_cached_tokens:
+                best = max(best, system)  # the breakpoint at the end of the system message
             j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
             if j >= e.r0:  # the longest request of that stretch whose whole context is a prefix of x
                 best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.min_cached_tokens else 0)
@@ -539,13 +539,18 @@ class CostBook(Book):
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
         s = self.session
-        self.head = sum(self.meter(m) for m in after.head)
+        inserted = {id(m) for m in event.inserted}
+
+        def size(m: Any) -> int:
+            return self._inserted_tokens(m) if id(m) in inserted else self.meter(m)
+
+        self.head = sum(size(m) for m in after.head)
         self.after_event = True
         fields = self._summarizer(event)
         if k + 1 < s.requests:
             x = after.messages(s.messages, s.reply[k + 1])
             lcps = self._lcps(x)
-            self.first = self._read(x, self.ends, lcps=lcps)
+            self.first = self._read(x, self.ends, lcps=lcps, size=size)
             self.pending_gap = lcps[-1] if lcps[-1] < len(x) else None
             # x is a whole prefix of a longer earlier context that goes on with the transcript's next message:
             # later requests of this stretch may share more with it than with their predecessor (rare)
@@ -569,12 +574,29 @@ class CostBook(Book):
                 note = event.note
                 if note.startswith(SUMMARY_HEADER + "\n"):
                     note = note[len(SUMMARY_HEADER) + 1:]
-                tout = count_tokens(note, self.unit)
+                tout = self._text_tokens(note)
         self.s_calls += calls
         self.s_input += tin
         self.s_output += tout
         return {"cost": {"summarizer_input_tokens": tin, "summarizer_output_tokens": tout,
                          "summarizer_cost_usd": pr.cost(tin, 0, tout)}}
+
+    def _text_tokens(self, text: str) -> int:
+        """Tokens of a text, remembered per session (a sweep meets the same summary under many settings)."""
+        cache = self.session.cache.setdefault(("text_tokens", self.unit), {})
+        n = cache.get(text)
+        if n is None:
+            n = cache[text] = count_tokens(text, self.unit)
+        return n
+
+    def _inserted_tokens(self, message: Any) -> int:
+        """Tokens of a message a policy wrote, remembered by content (the same summary recurs across settings)."""
+        cache = self.session.cache.setdefault(("message_tokens", self.unit), {})
+        key = serialize(message)
+        n = cache.get(key)
+        if n is None:
+            n = cache[key] = self.meter(message)
+        return n
 
     def _prompt_tokens(self) -> int:
         """The summarizer's system message plus the framing of the user message that carries the excerpt."""

@@ -105,7 +105,7 @@ class _Job:
     profiles: tuple
     retention: bool
     prefix_reuse: bool
-    pricing: Pricing | None = None
+    pricings: tuple = ()  # one row per setting and pricing (none: no cost columns)
     needed_later: bool = False
 
 
@@ -116,13 +116,16 @@ def _sources(transcripts: Any) -> list[_Source]:
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
     if isinstance(transcripts, Mapping):
-        return [_Source(str(k), messages=list(v)) for k, v in transcripts.items()]
+        return [_Source(str(k), messages=v if isinstance(v, RecordedSession) else list(v))
+                for k, v in transcripts.items()]
     out: list[_Source] = []
     for k, item in enumerate(transcripts):
         if isinstance(item, (str, os.PathLike)):
             p = Path(item)
             paths = iter_transcript_paths(p) if p.is_dir() else [p]
             out.extend(_Source(Path(x).name, path=str(x)) for x in paths)
+        elif isinstance(item, RecordedSession):
+            out.append(_Source(f"transcript {k}", messages=item))
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             out.append(_Source(item[0], messages=item[1]))
         else:
@@ -185,18 +188,19 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
         messages = _load(source)
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    session = RecordedSession.of(messages)
+    session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
     rows = []
     for s in job.settings:
-        totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
-                                job.retention, job.prefix_reuse, job.pricing, job.needed_later).totals()
-        label = s.policy.label
-        row = {"transcript": source.name, "policy": s.policy.name,
-               "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
-               "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
-               "messages": len(session.messages)}
-        row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
-        rows.append(row)
+        for price in job.pricings or (None,):  # the session's sizes and tokens are shared by every pricing
+            totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
+                                    job.retention, job.prefix_reuse, price, job.needed_later).totals()
+            label = s.policy.label
+            row = {"transcript": source.name, "policy": s.policy.name,
+                   "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
+                   "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
+                   "messages": len(session.messages)}
+            row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
+            rows.append(row)
     return source.name, rows
 
 
@@ -288,6 +292,15 @@ def _arrow_schema(columns: list[str]):
                       for c in columns])
 
 
+def _pricings(pricing: Any) -> tuple:
+    """No pricing, one (a preset name or a ``Pricing``) or several, as a tuple of ``Pricing``."""
+    if pricing is None:
+        return ()
+    if isinstance(pricing, (str, Pricing)):
+        return (get_pricing(pricing),)
+    return tuple(get_pricing(p) for p in pricing)
+
+
 def sweep(
     transcripts: Any,
     *,
@@ -308,7 +321,7 @@ def sweep(
     out: str | os.PathLike | None = None,
     strict: bool = False,
     window: int | None = None,
-    pricing: "str | Pricing | None" = None,
+    pricing: "str | Pricing | Sequence[str | Pricing] | None" = None,
     needed_later: bool = False,
 ):
     """One row per transcript x policy x budget (x keep_recent) with the replay totals.
@@ -323,18 +336,21 @@ def sweep(
     atomically); a ``SweepReport`` is returned instead of a DataFrame. A file that
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
     ``report.skipped``); ``strict=True`` raises at the first instead.
-    ``pricing`` (a preset name or a ``Pricing``) adds the cost columns
-    (``cost_usd``, ``cost_usd_no_compaction``, ``cache_hit_rate``, tokens), so the
-    cheapest setting can be asked in dollars; ``needed_later=True`` adds the
-    needed-later retention beside ``retention``.
+    ``transcripts`` may also hold ``RecordedSession`` objects (their measured
+    sizes and tokens are reused). ``pricing`` (a preset name or a ``Pricing``, or
+    a list of them: one row per pricing, named in the ``pricing`` column) adds the
+    cost columns (``cost_usd``, ``cost_usd_no_compaction``, ``cache_hit_rate``,
+    tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``
+    adds the needed-later retention beside ``retention``.
     """
     sources = _sources(transcripts)
     settings = _grid(list(policies), list(budgets), keep_recent,
                      {"summary_role": summary_role, "excerpt_tool_calls": excerpt_tool_calls, "cut": cut})
     check_settings(unit, tuple(tokens), profiles, budgets)
-    price = None if pricing is None else get_pricing(pricing)
-    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse, price, needed_later)
-    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse, price is not None, needed_later)
+    pricings = _pricings(pricing)
+    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse, pricings,
+               needed_later)
+    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse, bool(pricings), needed_later)
     sink = _Sink(out, columns)
     skipped: list[Skipped] = []
     bar = Progress(len(sources), "sweep", progress)
