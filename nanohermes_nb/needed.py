@@ -69,6 +69,10 @@ _COMMON_CALLS = frozenset(
 )
 
 
+_PROSE = frozenset("a an and the that this to of is in it for with which as was be or not are call calls "
+                   "name names body is that we you it can will should".split())
+
+
 def _calls(text: str) -> Iterable[str]:
     for m in _CALL.finditer(text):
         name = _RECEIVER.sub("", m.group(1))
@@ -85,7 +89,7 @@ def identifiers(text: str) -> frozenset:
     found.update(u.rstrip(".,;:!?") for u in _URL.findall(text))
     if "(" in text:
         found.update(_calls(text))
-    found.update(_DEF.findall(text))
+    found.update(n for n in _DEF.findall(text) if n.lower() not in _PROSE)  # "the function and the class"
     found.update(_TEST.findall(text))
     if "::" in text:
         found.update(_NODE.findall(text))
