@@ -5,6 +5,7 @@ Sizes are built exactly in the ``tokens_approx`` unit (ASCII text: a message of
 worked out by hand from the sizes written next to it.
 """
 
+import json
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import ClassVar
@@ -357,3 +358,20 @@ def test_bad_pricing_is_a_one_line_error(tmp_path):
         pricing_presets(bad)
     with pytest.raises(PricingError, match="cannot read"):
         pricing_presets(tmp_path / "missing.csv")
+
+
+def test_cli_ledger_and_sweep_take_a_pricing(capsys, tmp_path):
+    from nanohermes_nb.cli import main
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(four_requests()), encoding="utf-8")
+    assert main(["ledger", str(path), "--pricing", "gpt-4.1"]) == 0
+    out = capsys.readouterr().out
+    L = nh.replay(four_requests(), pricing="gpt-4.1")
+    assert f"gpt-4.1: {L.totals.cost_usd:.4f} USD" in out
+    assert main(["sweep", str(path), "--pricing", "claude-sonnet-4.5", "--no-progress", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["pricing"] == "claude-sonnet-4.5" and rows[0]["cost_usd"] > 0
+    assert main(["ledger", str(path), "--pricing", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nanohermes-nb: error: unknown pricing preset 'nope'") and err.count("\n") == 1
