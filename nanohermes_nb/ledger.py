@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .frames import frame
-from .books import (COST_COLUMNS, Book, CostBook, HistoryBook, NeededLaterBook, PrefixBook, RetentionBook, SizeBook,
-                    TokenBook, merge_fields)
+from .books import Book, HistoryBook, NeededLaterBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
+from .costbook import COST_COLUMNS, CostBook
 from .history import PROFILES
 from .metrics import Retention
 from .needed import NeededLater

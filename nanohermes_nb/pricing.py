@@ -34,7 +34,6 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["Pricing", "PricingError", "CACHE_RULES", "RULE_DEFAULTS", "TOKEN_UNITS", "PRICING_CSV",
@@ -281,10 +280,3 @@ def rounded_sum(session: Any, unit: str, base: int, j0: int, j1: int, minimum: i
         loss -= step * (counts[j1 + 1] - counts[lo])
     return total - loss
 
-
-def presets_by_rule(presets: Mapping[str, Pricing]) -> dict[str, list[str]]:
-    """Preset names grouped by caching rule (for tables and notebooks)."""
-    out: dict[str, list[str]] = {}
-    for name, p in presets.items():
-        out.setdefault(p.cache, []).append(name)
-    return out
