@@ -211,7 +211,9 @@ def _results(sources: list[_Source], job: _Job, executor: Any, window: int) -> I
             yield _sweep_one(src, job)
         return
     pending: deque = deque()
-    it = iter(sources)
+    # a measured session does not travel (its meters hold functions): the worker measures the messages again
+    it = (_Source(src.name, messages=src.messages.messages) if isinstance(src.messages, RecordedSession) else src
+          for src in sources)
     for src in it:
         pending.append(executor.submit(_sweep_one, src, job))
         if len(pending) >= window:
@@ -337,7 +339,7 @@ def sweep(
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
     ``report.skipped``); ``strict=True`` raises at the first instead.
     ``transcripts`` may also hold ``RecordedSession`` objects (their measured
-    sizes and tokens are reused). ``pricing`` (a preset name or a ``Pricing``, or
+    sizes and tokens are reused in process; an executor gets their messages). ``pricing`` (a preset name or a ``Pricing``, or
     a list of them: one row per pricing, named in the ``pricing`` column) adds the
     cost columns (``cost_usd``, ``cost_usd_no_compaction``, ``cache_hit_rate``,
     tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``

@@ -375,3 +375,15 @@ def test_cli_ledger_and_sweep_take_a_pricing(capsys, tmp_path):
     assert main(["ledger", str(path), "--pricing", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nanohermes-nb: error: unknown pricing preset 'nope'") and err.count("\n") == 1
+
+
+def test_a_priced_sweep_of_measured_sessions_on_a_process_pool_equals_in_process():
+    from concurrent.futures import ProcessPoolExecutor
+
+    sessions = {"four": nh.RecordedSession.of(four_requests()), "log": nh.RecordedSession.of(
+        nh.load_transcript(VENDORED / "sweagent_demo_marshmallow-1867_fc.json"))}
+    grid = dict(budgets=[9_500, 30_000], pricing=["gpt-4.1", "claude-sonnet-4.5"], needed_later=True)
+    here = nh.sweep(sessions, **grid)
+    assert len(here) == 2 * 2 * 2 and set(here["pricing"]) == {"gpt-4.1", "claude-sonnet-4.5"}
+    with ProcessPoolExecutor(2) as pool:
+        assert nh.sweep(sessions, executor=pool, **grid).equals(here)
