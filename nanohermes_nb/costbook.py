@@ -78,8 +78,7 @@ class CostBook(Book):
     consecutive stretch ends to skip most comparisons.
     """
 
-    def __init__(self, session: RecordedSession, rows: bool, pricing: Pricing, trigger_unit: str,
-                 excerpt_tool_calls: bool = False) -> None:
+    def __init__(self, session: RecordedSession, rows: bool, pricing: Pricing, excerpt_tool_calls: bool = False) -> None:
         super().__init__(session, rows)
         self.pricing = pricing
         u = self.unit = pricing.tokens
@@ -98,7 +97,7 @@ class CostBook(Book):
         self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
         self.after_event = False
         self.input = self.cached = self.written = self.output = 0
-        self.s_calls = self.s_input = self.s_output = 0
+        self.s_input = self.s_output = 0
 
     # -- a stretch: requests r0..r1, the context only growing ------------------------------------------------
 
@@ -231,7 +230,6 @@ class CostBook(Book):
                 if note.startswith(SUMMARY_HEADER + "\n"):
                     note = note[len(SUMMARY_HEADER) + 1:]
                 tout = self._text_tokens(note)
-        self.s_calls += calls
         self.s_input += tin
         self.s_output += tout
         return {"cost": {"summarizer_input_tokens": tin, "summarizer_output_tokens": tout,

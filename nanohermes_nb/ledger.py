@@ -325,8 +325,7 @@ class Replay:
         if self.needed_later:
             books.append(NeededLaterBook(s, rows))
         if self.pricing is not None:
-            books.append(CostBook(s, rows, self.pricing, self.unit,
-                                  bool(getattr(self.policy, "excerpt_tool_calls", False))))
+            books.append(CostBook(s, rows, self.pricing, bool(getattr(self.policy, "excerpt_tool_calls", False))))
         return books
 
     def env(self) -> PolicyEnv:
