@@ -826,6 +826,8 @@ def article_facts() -> dict[str, Any]:
             "(user + assistant + 5 tool + assistant) is 8; and the clamp table keeps 20,000 bytes "
             "of pure Chinese text, which cannot end on a character boundary (3 bytes each): it is "
             "19,998, the third row's case.",
+            "The 12-turn metrics are kept as stated; arithmetic_slips puts three of them next to what "
+            "the article's own ledger (article_ledger.csv) adds up to.",
         ],
         "caps": [
             _cap("read_file", "4 MB per file; 2,000 lines per call by default",
@@ -945,7 +947,23 @@ def article_facts() -> dict[str, Any]:
             "saving_per_later_turn": 100_000,
             "compaction_turn": 10,
         },
+        "arithmetic_slips": _ledger_slips(),
     }
+
+
+def _ledger_slips() -> list[dict[str, Any]]:
+    """The 12-turn metrics the article states next to what its own ledger adds up to (sums computed here)."""
+    sizes = [row[2] for row in ARTICLE_LEDGER]
+    after = [row[5] for row in ARTICLE_LEDGER]
+    nine = sum(sizes[:9])
+    return [
+        {"figure": "first_nine_turns_input", "stated": 540_000, "computed": nine,
+         "how": "sum of the size column, turns 1-9"},
+        {"figure": "first_nine_turns_average", "stated": 60_000, "computed": round(nine / 9),
+         "how": "mean of the size column, turns 1-9 (the stated 540,000 is 9 x this stated 60,000)"},
+        {"figure": "cumulative_input", "stated": 700_000, "computed": sum(sizes),
+         "how": f"sum of the size column, turns 1-12; with turn 10 at its size after compaction: {sum(sizes[:9]) + sum(after[9:]):,}"},
+    ]
 
 
 # --------------------------------------------------------------------------- files

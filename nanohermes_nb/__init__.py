@@ -75,6 +75,8 @@ from .policies import (
     resolve_policy,
 )
 from .recorded import RecordedSession
+from .pricing import Pricing, PricingError, get_pricing, pricing_presets, pricing_table
+from .needed import NeededLater, identifiers
 from .ledger import CAVEAT, Ledger, reference_replay, replay
 from .sweep import SweepReport, compare_policies, sweep
 from .models import (
@@ -173,6 +175,13 @@ __all__ = [
     "ClearToolUsesPolicy",
     "LangChainSummarizePolicy",
     "RecordedSession",
+    "Pricing",
+    "PricingError",
+    "get_pricing",
+    "pricing_presets",
+    "pricing_table",
+    "NeededLater",
+    "identifiers",
     "CAVEAT",
     "Ledger",
     "reference_replay",

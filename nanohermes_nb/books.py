@@ -15,6 +15,10 @@ again.
 - ``HistoryBook``: how many problems a provider would find in each request's
   history (one book per profile).
 - ``RetentionBook``: what each event kept of the goal and the dropped paths.
+- ``CostBook`` (in ``costbook``): tokens and dollars per request under a
+  ``Pricing``, the summarizer's extra request, and the run without compaction.
+- ``NeededLaterBook``: for every event, the removed identifiers the recorded
+  future mentions again and the share of them the kept context still names.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from typing import Any
 from .budgets import over_budget
 from .history import HistoryChecker
 from .metrics import TextIndex, first_user_goal, goal_terms, retention
+from .needed import IdentifierIndex, needed_later
 from .policies.base import Event
 from .recorded import Context, RecordedSession
 from .sizing import shared_prefix_bytes
 
-__all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "merge_fields"]
+__all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "NeededLaterBook",
+           "merge_fields"]
 
 
 class Book:
@@ -356,6 +362,27 @@ class RetentionBook(Book):
 
     def totals(self) -> dict[str, Any]:
         return {"retention": (self.kept / self.items) if self.items else None}
+
+
+class NeededLaterBook(Book):
+    """For every event: the removed identifiers the recorded future mentions again, and those still kept."""
+
+    def __init__(self, session: RecordedSession, rows: bool) -> None:
+        super().__init__(session, rows)
+        index = session.cache.get("identifiers")
+        if index is None:
+            index = session.cache["identifiers"] = IdentifierIndex(session.messages)
+        self.index = index
+        self.needed = self.kept = 0
+
+    def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
+        found = needed_later(event.removed, after.head, after.start, self.index)
+        self.needed += len(found.needed)
+        self.kept += len(found.kept)
+        return {"needed_later": found}
+
+    def totals(self) -> dict[str, Any]:
+        return {"needed_later": self.kept / self.needed if self.needed else None, "needed_later_items": self.needed}
 
 
 def merge_fields(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -260,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by-turn", action="store_true", help="print the per-turn table instead")
     p.add_argument("--wide", action="store_true", help=f"every column, however wide (default: fit {WIDTH} columns)")
     p.add_argument("--json", action="store_true", help="every column as a JSON list of rows")
+    p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
 
     p = sub.add_parser("check", help="exit 0 if the history is legal, 1 with one line per problem")
     p.add_argument("file")
@@ -292,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
 
     p = sub.add_parser("run", help="run the agent loop on a task against an OpenAI-compatible endpoint",
                        description="Run NanoHermes's agent loop on TASK in --workspace, printing one line per "
@@ -318,6 +320,18 @@ def build_parser() -> argparse.ArgumentParser:
                                       "read from NANOHERMES_LLM_API_KEY")
     p.add_argument("--timeout", type=_positive, default=120, help="seconds per model request (default 120)")
     return parser
+
+
+def _pricing(name: str | None):
+    """The preset named on the command line (None: no pricing); an unknown name is a one-line usage error."""
+    if name is None:
+        return None
+    from .pricing import PricingError, get_pricing
+
+    try:
+        return get_pricing(name)
+    except PricingError as exc:
+        raise _Usage(str(exc)) from None
 
 
 def _load(path: str):
@@ -362,7 +376,12 @@ def _totals_lines(ledger) -> list[str]:
         second += "; history rejected by " + ", ".join(f"{p} ({plural(n, 'problem')} at worst)" for p, n in bad.items())
     elif t.problems:
         second += "; history legal for " + ", ".join(t.problems)
-    return [line for text in (first, second) for line in _comment(text)]
+    texts = [first, second]
+    if t.cost_usd is not None:
+        texts.append(f"{t.pricing}: {t.cost_usd:.4f} USD ({t.summarizer_cost_usd:.4f} for the summarizer) vs "
+                     f"{t.cost_usd_no_compaction:.4f} without compaction; cache-hit rate {t.cache_hit_rate:.0%} "
+                     f"({t.cache_hit_rate_no_compaction:.0%} without)")
+    return [line for text in texts for line in _comment(text)]
 
 
 def _cmd_ledger(args) -> int:
@@ -370,8 +389,9 @@ def _cmd_ledger(args) -> int:
 
     messages = _load(args.file)
     policy = _policy(args.policy, _options(args))
+    pricing = _pricing(args.pricing)
     ledger = replay(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), unit=args.unit,
-                    policy=policy)
+                    policy=policy, pricing=pricing)
     frame = _by_turn(ledger) if args.by_turn else ledger.requests
     if args.json:
         _print_json(_records(frame))
@@ -379,6 +399,8 @@ def _cmd_ledger(args) -> int:
     unit = ledger.unit
     width = None if args.wide else WIDTH
     columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
+    if pricing is not None and not args.wide and not args.by_turn:
+        columns += ["cached_tokens", "cost_usd"]
     lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
     more = len(frame.columns) - len(columns) + len(hidden)
     if args.by_turn:
@@ -518,7 +540,7 @@ def _cmd_sweep(args) -> int:
     progress = not args.no_progress  # the bar goes to stderr, the table to stdout
     options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
                    summarizer=_summarizer(args.summarizer), unit=args.unit, retention=args.retention,
-                   progress=progress, strict=args.strict, out=args.out)
+                   progress=progress, strict=args.strict, out=args.out, pricing=_pricing(args.pricing))
     if args.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -542,8 +564,9 @@ def _cmd_sweep(args) -> int:
     if args.json:
         _print_json(_records(frame))
         return code
-    lines, hidden = text_table(_sweep_rows(frame), SWEEP_COLUMNS, headers=SWEEP_HEADERS, shrink="transcript")
-    more = len(frame.columns) - len(SWEEP_COLUMNS) + len(hidden)
+    shown = SWEEP_COLUMNS + (("cost_usd",) if args.pricing else ())
+    lines, hidden = text_table(_sweep_rows(frame), shown, headers=SWEEP_HEADERS, shrink="transcript")
+    more = len(frame.columns) - len(shown) + len(hidden)
     unit = args.unit
     _say(_comment(f"peak: largest request sent; events: compactions; cumulative: all requests summed; {unit}"))
     _say(lines)

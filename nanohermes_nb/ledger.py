@@ -15,21 +15,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .frames import frame
-from .books import Book, HistoryBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
+from .books import Book, HistoryBook, NeededLaterBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
+from .costbook import COST_COLUMNS, CostBook
 from .history import PROFILES
 from .metrics import Retention
+from .needed import NeededLater
 from .policies import Event, Policy, PolicyEnv, resolve_policy
+from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession, prepare
 from .sizing import UNITS
 from .summarizers import Summarizer
 
 __all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
-           "prepare", "Replay", "check_settings"]
+           "prepare", "Replay", "check_settings", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
 
 CAVEAT = (
     "Counterfactual replay: it assumes the recorded future did not depend on what was "
     "dropped. A real agent with less context might have acted differently."
 )
+# with pricing, after the others, in this order (sweeps too); the live agent loop's own usage columns are usage_*
+TOTAL_COST_COLUMNS = ("pricing", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
+                      "summarizer_input_tokens", "summarizer_output_tokens", "cost_usd", "summarizer_cost_usd",
+                      "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction")
 REQUEST_COLUMNS = (
     "request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped",
     "size_after", "cumulative_input", "size_no_compaction", "cumulative_no_compaction",
@@ -47,6 +54,8 @@ class LedgerEvent:
     context_after: tuple
     problems: dict = field(default_factory=dict)  # profile -> problems in the context right after
     retention: Retention | None = None
+    needed_later: NeededLater | None = None  # with needed_later=True
+    cost: dict = field(default_factory=dict)  # with pricing: the summarizer's request, in tokens and USD
 
     def __getattr__(self, name: str) -> Any:  # event fields read through
         if name.startswith("__"):
@@ -74,6 +83,22 @@ class Totals:
     retention: float | None = None
     problems: dict = field(default_factory=dict)  # profile -> max problems in any request
     tokens: dict = field(default_factory=dict)  # unit -> cumulative input in that unit
+    # with needed_later=True: share of the needed-later identifiers still kept, over all events, and how many
+    needed_later: float | None = None
+    needed_later_items: int | None = None
+    # with pricing: tokens and dollars (cost_usd includes the summarizer's requests)
+    pricing: str | None = None
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    output_tokens: int | None = None
+    summarizer_input_tokens: int | None = None
+    summarizer_output_tokens: int | None = None
+    cost_usd: float | None = None
+    summarizer_cost_usd: float | None = None
+    cost_usd_no_compaction: float | None = None
+    cache_hit_rate: float | None = None
+    cache_hit_rate_no_compaction: float | None = None
 
     @classmethod
     def of(cls, books: dict[str, Any]) -> "Totals":
@@ -93,6 +118,13 @@ class Totals:
     @property
     def prefix_reuse_share(self) -> float:
         return self.prefix_reuse / self.request_bytes if self.request_bytes else 0.0
+
+    @property
+    def cost_saving_usd(self) -> float | None:
+        """Dollars compaction saved (negative: it cost more than keeping everything)."""
+        if self.cost_usd is None or self.cost_usd_no_compaction is None:
+            return None
+        return self.cost_usd_no_compaction - self.cost_usd
 
     def as_dict(self, prefix_reuse: bool = True) -> dict:
         out = {
@@ -119,6 +151,11 @@ class Totals:
             out[f"problems_{profile}"] = n
         for unit, n in self.tokens.items():
             out[f"cumulative_{unit}"] = n
+        if self.needed_later_items is not None:
+            out["needed_later"] = None if self.needed_later is None else round(self.needed_later, 4)
+            out["needed_later_items"] = self.needed_later_items
+        if self.cost_usd is not None:
+            out.update({name: getattr(self, name) for name in TOTAL_COST_COLUMNS})
         return out
 
 
@@ -282,9 +319,13 @@ class Replay:
     profiles: tuple = PROFILES
     retention: bool = True
     prefix_reuse: bool = True
+    pricing: Pricing | None = None
+    needed_later: bool = False
 
     def __post_init__(self) -> None:
         check_settings(self.unit, self.tokens, self.profiles, [self.budget])
+        if self.pricing is not None and not isinstance(self.pricing, Pricing):
+            object.__setattr__(self, "pricing", get_pricing(self.pricing))
 
     def books(self, rows: bool) -> list[Book]:
         s = self.session
@@ -296,6 +337,10 @@ class Replay:
             books.append(HistoryBook(s, rows, self.profiles))
         if self.retention:
             books.append(RetentionBook(s, rows))
+        if self.needed_later:
+            books.append(NeededLaterBook(s, rows))
+        if self.pricing is not None:
+            books.append(CostBook(s, rows, self.pricing, bool(getattr(self.policy, "excerpt_tool_calls", False))))
         return books
 
     def env(self) -> PolicyEnv:
@@ -322,12 +367,16 @@ class Replay:
         order += [f"problems_{p}" for p in self.profiles]
         for u in self.tokens:
             order += [f"size_{u}", f"cumulative_{u}"]
+        if self.pricing is not None:
+            order += list(COST_COLUMNS)
         requests = frame({c: cols.get(c, []) for c in order}, order)
         size_book = books[0]
         pol = self.policy
         settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
                     "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
-                    "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)"}
+                    "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
+                    "pricing": self.pricing.name if self.pricing is not None else None,
+                    "pricing_object": self.pricing}
         return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
                       self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
                       bases=size_book.bases)
@@ -348,6 +397,8 @@ def replay(
     summary_role: str | None = None,
     excerpt_tool_calls: bool | None = None,
     cut: str | None = None,
+    pricing: "str | Pricing | None" = None,
+    needed_later: bool = False,
 ) -> "Ledger":
     """Replay ``messages`` under a policy and return its ledger (SPEC section 5).
 
@@ -357,13 +408,17 @@ def replay(
     ``cut`` are shorthands for the policy's options; one the policy does not have
     is a ``TypeError``. ``tokens`` adds token columns (``cl100k``, ``o200k``,
     ``tokens_approx``); ``profiles``, ``retention`` and ``prefix_reuse`` switch
-    the other books.
+    the other books. ``pricing`` (a preset name from ``data/pricing.csv`` or a
+    ``Pricing``) adds tokens and dollars per request under the provider's caching
+    rule; ``needed_later=True`` adds, per event, the removed identifiers the
+    recorded future mentions again and the share still kept.
     """
     pol = resolve_policy(policy, keep_recent=keep_recent, summary_role=summary_role,
                          excerpt_tool_calls=excerpt_tool_calls, cut=cut)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
+    price = None if pricing is None else get_pricing(pricing)
     return Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
-                  prefix_reuse).ledger()
+                  prefix_reuse, price, needed_later).ledger()
 
 
 def reference_replay(

@@ -26,8 +26,9 @@ from typing import Any
 
 from .frames import frame as text_frame
 from .history import PROFILES
-from .ledger import Replay, Totals, check_settings
+from .ledger import TOTAL_COST_COLUMNS, Replay, Totals, check_settings
 from .policies import Policy, accepts_option, resolve_policy
+from .pricing import Pricing, get_pricing
 from .recorded import RecordedSession
 from .summarizers import Summarizer
 
@@ -104,6 +105,8 @@ class _Job:
     profiles: tuple
     retention: bool
     prefix_reuse: bool
+    pricings: tuple = ()  # one row per setting and pricing (none: no cost columns)
+    needed_later: bool = False
 
 
 def _sources(transcripts: Any) -> list[_Source]:
@@ -113,13 +116,16 @@ def _sources(transcripts: Any) -> list[_Source]:
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
     if isinstance(transcripts, Mapping):
-        return [_Source(str(k), messages=list(v)) for k, v in transcripts.items()]
+        return [_Source(str(k), messages=v if isinstance(v, RecordedSession) else list(v))
+                for k, v in transcripts.items()]
     out: list[_Source] = []
     for k, item in enumerate(transcripts):
         if isinstance(item, (str, os.PathLike)):
             p = Path(item)
             paths = iter_transcript_paths(p) if p.is_dir() else [p]
             out.extend(_Source(Path(x).name, path=str(x)) for x in paths)
+        elif isinstance(item, RecordedSession):
+            out.append(_Source(f"transcript {k}", messages=item))
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             out.append(_Source(item[0], messages=item[1]))
         else:
@@ -150,7 +156,8 @@ def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence
     return tuple(settings)
 
 
-def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True) -> list:
+def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True,
+                  pricing: bool = False, needed_later: bool = False) -> list:
     """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
     totals = ["requests", "peak_request", "peak_request_number", "compactions", "summarizer_calls",
               "cumulative_input", "cumulative_input_no_compaction", "saving", "saving_share", "final_size",
@@ -158,6 +165,10 @@ def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = ()
     if prefix_reuse:
         totals += ["prefix_reuse", "request_bytes", "prefix_reuse_share"]
     totals += ["retention"] + [f"problems_{p}" for p in profiles] + [f"cumulative_{u}" for u in tokens]
+    if needed_later:
+        totals += ["needed_later", "needed_later_items"]
+    if pricing:
+        totals += list(TOTAL_COST_COLUMNS)
     return list(SWEEP_COLUMNS) + totals
 
 
@@ -177,18 +188,19 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
         messages = _load(source)
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    session = RecordedSession.of(messages)
+    session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
     rows = []
     for s in job.settings:
-        totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
-                                job.retention, job.prefix_reuse).totals()
-        label = s.policy.label
-        row = {"transcript": source.name, "policy": s.policy.name,
-               "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
-               "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
-               "messages": len(session.messages)}
-        row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
-        rows.append(row)
+        for price in job.pricings or (None,):  # the session's sizes and tokens are shared by every pricing
+            totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
+                                    job.retention, job.prefix_reuse, price, job.needed_later).totals()
+            label = s.policy.label
+            row = {"transcript": source.name, "policy": s.policy.name,
+                   "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
+                   "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
+                   "messages": len(session.messages)}
+            row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
+            rows.append(row)
     return source.name, rows
 
 
@@ -199,7 +211,9 @@ def _results(sources: list[_Source], job: _Job, executor: Any, window: int) -> I
             yield _sweep_one(src, job)
         return
     pending: deque = deque()
-    it = iter(sources)
+    # a measured session does not travel (its meters hold functions): the worker measures the messages again
+    it = (_Source(src.name, messages=src.messages.messages) if isinstance(src.messages, RecordedSession) else src
+          for src in sources)
     for src in it:
         pending.append(executor.submit(_sweep_one, src, job))
         if len(pending) >= window:
@@ -273,10 +287,20 @@ class _Sink:
 def _arrow_schema(columns: list[str]):
     import pyarrow as pa
 
-    text = {"transcript", "policy", "options", "unit"}
-    floats = {"saving_share", "prefix_reuse_share", "retention"}
+    text = {"transcript", "policy", "options", "unit", "pricing"}
+    floats = {"saving_share", "prefix_reuse_share", "retention", "needed_later", "cost_usd", "summarizer_cost_usd",
+              "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction"}
     return pa.schema([(c, pa.string() if c in text else pa.float64() if c in floats else pa.int64())
                       for c in columns])
+
+
+def _pricings(pricing: Any) -> tuple:
+    """No pricing, one (a preset name or a ``Pricing``) or several, as a tuple of ``Pricing``."""
+    if pricing is None:
+        return ()
+    if isinstance(pricing, (str, Pricing)):
+        return (get_pricing(pricing),)
+    return tuple(get_pricing(p) for p in pricing)
 
 
 def sweep(
@@ -299,6 +323,8 @@ def sweep(
     out: str | os.PathLike | None = None,
     strict: bool = False,
     window: int | None = None,
+    pricing: "str | Pricing | Sequence[str | Pricing] | None" = None,
+    needed_later: bool = False,
 ):
     """One row per transcript x policy x budget (x keep_recent) with the replay totals.
 
@@ -312,13 +338,21 @@ def sweep(
     atomically); a ``SweepReport`` is returned instead of a DataFrame. A file that
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
     ``report.skipped``); ``strict=True`` raises at the first instead.
+    ``transcripts`` may also hold ``RecordedSession`` objects (their measured
+    sizes and tokens are reused in process; an executor gets their messages). ``pricing`` (a preset name or a ``Pricing``, or
+    a list of them: one row per pricing, named in the ``pricing`` column) adds the
+    cost columns (``cost_usd``, ``cost_usd_no_compaction``, ``cache_hit_rate``,
+    tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``
+    adds the needed-later retention beside ``retention``.
     """
     sources = _sources(transcripts)
     settings = _grid(list(policies), list(budgets), keep_recent,
                      {"summary_role": summary_role, "excerpt_tool_calls": excerpt_tool_calls, "cut": cut})
     check_settings(unit, tuple(tokens), profiles, budgets)
-    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse)
-    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse)
+    pricings = _pricings(pricing)
+    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse, pricings,
+               needed_later)
+    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse, bool(pricings), needed_later)
     sink = _Sink(out, columns)
     skipped: list[Skipped] = []
     bar = Progress(len(sources), "sweep", progress)
@@ -344,6 +378,8 @@ def sweep(
     frame = text_frame(sink.rows, columns)
     frame["keep_recent"] = frame["keep_recent"].astype("Int64")
     frame["retention"] = frame["retention"].astype("float64")  # None (no event) reads as NaN, as in a file
+    if needed_later:
+        frame["needed_later"] = frame["needed_later"].astype("float64")
     frame.attrs["skipped"] = skipped
     return frame
 
@@ -358,6 +394,8 @@ def compare_policies(
     tokens: Iterable[str] = (),
     progress: bool | None = False,
     executor: Any = None,
+    pricing: "str | Pricing | None" = None,
+    needed_later: bool = True,
 ):
     """One row per policy: what it costs, what a cache could reuse, what it breaks, what it keeps.
 
@@ -365,13 +403,16 @@ def compare_policies(
     over the transcripts (peaks are the maximum), the prefix reuse share is
     weighted by request bytes, problems count the transcripts x profiles where any
     request carried a problem, and retention is the mean over transcripts that
-    had an event.
+    had an event. ``needed_later`` (on) adds the needed-later retention pooled
+    over every event (kept / needed identifiers); ``pricing`` adds dollars with
+    and without compaction (summed) and the cache-hit rate (weighted by tokens).
     """
     from .policies import POLICIES
 
     chosen = list(policies) if policies is not None else list(POLICIES)
     frame = sweep(transcripts, budgets=[budget], summarizer=summarizer, policies=chosen,
-                  unit=unit, tokens=tokens, retention=True, progress=progress, executor=executor)
+                  unit=unit, tokens=tokens, retention=True, progress=progress, executor=executor,
+                  pricing=pricing, needed_later=needed_later)
     rows = []
     for label, g in frame.groupby(frame["policy"] + frame["options"].map(lambda o: f"({o})" if o else ""),
                                   sort=False):
@@ -393,8 +434,20 @@ def compare_policies(
             row[col] = int(g[col].sum())
         scored = g["retention"].dropna()
         row["retention"] = round(float(scored.mean()), 4) if len(scored) else None
+        if needed_later:
+            items = g["needed_later_items"].sum()
+            kept = (g["needed_later"].fillna(0) * g["needed_later_items"]).sum()
+            row["needed_later"] = round(float(kept / items), 4) if items else None
+            row["needed_later_items"] = int(items)
+        if pricing is not None:
+            row["cost_usd"] = float(g["cost_usd"].sum())
+            row["cost_usd_no_compaction"] = float(g["cost_usd_no_compaction"].sum())
+            row["summarizer_cost_usd"] = float(g["summarizer_cost_usd"].sum())
+            row["cache_hit_rate"] = round(float(g["cached_tokens"].sum() / g["input_tokens"].sum()), 4) \
+                if g["input_tokens"].sum() else 0.0
         rows.append(row)
 
     out = text_frame(rows).set_index("policy")
-    out.attrs.update(budget=budget, unit=unit, skipped=frame.attrs.get("skipped", []))
+    out.attrs.update(budget=budget, unit=unit, skipped=frame.attrs.get("skipped", []),
+                     pricing=None if pricing is None else get_pricing(pricing).name)
     return out

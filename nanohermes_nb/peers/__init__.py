@@ -8,7 +8,7 @@ harness walks every tool-batch point of a transcript (the context right after a
 tool batch, where the trigger is checked), applies both at budgets below the
 context's size, and counts the contexts that come out identical.
 
-``agreement(files)`` is the table the README and notebook 15 show. The real
+``agreement(files)`` is the table the README and notebook 17 show. The real
 libraries live in the ``peers`` extra; a peer whose library is missing is
 reported as such, never silently passed. A system with no code that can run
 here (Codex is Rust) is ``Pinned`` instead: cases taken from its own tests, a
