@@ -581,13 +581,13 @@ def _cmd_sweep(args) -> int:
 def _run_model(args):
     """The endpoint from --base-url / --model or the NANOHERMES_LLM_* variables; the key only from the environment."""
     from .models import OpenAICompatibleModel
-    from .summarizers import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
+    from .summarizers import DEFAULT_MODEL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
     from .transport import TransportError
 
     base_url = (args.base_url or os.environ.get(ENV_BASE_URL, "")).strip()
     if not base_url:
         raise _Usage(f"run needs an endpoint: set {ENV_BASE_URL} (and {ENV_API_KEY}, {ENV_MODEL}) or pass --base-url")
-    name = (args.model or os.environ.get(ENV_MODEL, "")).strip() or "gpt-4o-mini"
+    name = (args.model or os.environ.get(ENV_MODEL, "")).strip() or DEFAULT_MODEL
     try:
         return OpenAICompatibleModel(base_url, os.environ.get(ENV_API_KEY) or None, name, timeout=args.timeout)
     except (ValueError, TransportError) as exc:

@@ -28,13 +28,12 @@ each with a one-line reason that never contains the key.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .summarizers import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ExtractiveSummarizer, SummarizerError, summary_prompt
+from .summarizers import ExtractiveSummarizer, endpoint_from_env, SummarizerError, summary_prompt
 from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, TransportError
 
 __all__ = [
@@ -129,12 +128,8 @@ class OpenAICompatibleModel:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> "OpenAICompatibleModel | None":
         """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
-        env = os.environ if env is None else env
-        base_url = env.get(ENV_BASE_URL, "").strip()
-        if not base_url:
-            return None
-        model = env.get(ENV_MODEL, "").strip() or "gpt-4o-mini"
-        return cls(base_url, env.get(ENV_API_KEY) or None, model, **options)
+        found = endpoint_from_env(env)
+        return None if found is None else cls(*found, **options)
 
     @property
     def endpoint(self) -> str:

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, TransportError
@@ -35,6 +36,7 @@ __all__ = [
     "ENV_BASE_URL",
     "ENV_API_KEY",
     "ENV_MODEL",
+    "endpoint_from_env",
 ]
 
 Summarizer = Callable[[str], Optional[str]]
@@ -42,6 +44,19 @@ Summarizer = Callable[[str], Optional[str]]
 ENV_BASE_URL = "NANOHERMES_LLM_BASE_URL"
 ENV_API_KEY = "NANOHERMES_LLM_API_KEY"
 ENV_MODEL = "NANOHERMES_LLM_MODEL"
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def endpoint_from_env(env: Mapping[str, str] | None = None) -> tuple[str, str | None, str] | None:
+    """``(base_url, api_key or None, model)`` from the NANOHERMES_LLM_* variables; None when no URL is set.
+
+    The one reading of the environment that the summarizer, the agent's model and the CLI share.
+    """
+    env = os.environ if env is None else env
+    base_url = env.get(ENV_BASE_URL, "").strip()
+    if not base_url:
+        return None
+    return base_url, env.get(ENV_API_KEY) or None, env.get(ENV_MODEL, "").strip() or DEFAULT_MODEL
 
 
 def summary_prompt(max_words: int = 300) -> str:
@@ -111,12 +126,8 @@ class OpenAICompatibleSummarizer:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> "OpenAICompatibleSummarizer | None":
         """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
-        env = os.environ if env is None else env
-        base_url = env.get(ENV_BASE_URL, "").strip()
-        if not base_url:
-            return None
-        model = env.get(ENV_MODEL, "").strip() or "gpt-4o-mini"
-        return cls(base_url, env.get(ENV_API_KEY) or None, model, **options)
+        found = endpoint_from_env(env)
+        return None if found is None else cls(*found, **options)
 
     def __repr__(self) -> str:
         key = "set" if self._client.has_key else "none"

@@ -40,3 +40,20 @@ def session(rounds: int, body: str = "x" * 100, n_calls: int = 1) -> list[dict]:
         msgs += tool_round(k, body, n_calls)
     msgs.append(assistant("done"))
     return msgs
+
+
+def cut_on_tool_result() -> list[dict]:
+    """11 messages; keep_recent=5 puts the naive cut (6) on a tool result, the forward rule at 7."""
+    return [
+        SYSTEM,                                     # 0 kept
+        user("line one\nline two"),                 # 1 dropped
+        assistant("", ["c1"]),                      # 2 dropped
+        tool("c1", "r" * 200),                      # 3 dropped
+        assistant("two calls", ["c2", "c3"]),       # 4 dropped
+        tool("c2", "r2"),                           # 5 dropped
+        tool("c3", "r3"),                           # 6 dropped, naive cut
+        assistant("", ["c4"]),                      # 7 kept, cut
+        tool("c4", "r4"),                           # 8 kept
+        user("thanks"),                             # 9 kept
+        assistant("done"),                          # 10 kept
+    ]

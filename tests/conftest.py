@@ -25,6 +25,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # never open a window; only the pytest process, not notebook kernels
 
+import matplotlib.pyplot as plt
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,3 +126,12 @@ def pytest_generate_tests(metafunc):
 def pytest_terminal_summary(terminalreporter):
     if EXTENDED_SKIPPED:
         terminalreporter.write_line(f"extended transcript corpus skipped: {EXTENDED_SKIPPED}")
+
+
+@pytest.fixture
+def close_figures():
+    """Close the figures a test opened (a module asks for it with ``pytestmark``)."""
+    before = set(plt.get_fignums())
+    yield
+    for n in set(plt.get_fignums()) - before:
+        plt.close(n)

@@ -10,20 +10,10 @@ from nanohermes_nb.views import plot_cut
 from nanohermes_nb.views.plots import CATEGORY_COLOURS
 
 from builders import SYSTEM, assistant, tool, user
+from builders import cut_on_tool_result as known
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    before = set(plt.get_fignums())
-    yield
-    for n in set(plt.get_fignums()) - before:
-        plt.close(n)
-
-
-def known():
-    """11 messages; keep_recent=5 puts the simple cut (6) on a tool result, the forward rule at 7."""
-    return [SYSTEM, user("go"), assistant("", ["c1"]), tool("c1", "r" * 200), assistant("two", ["c2", "c3"]),
-            tool("c2"), tool("c3"), assistant("", ["c4"]), tool("c4"), user("thanks"), assistant("done")]
+pytestmark = pytest.mark.usefixtures("close_figures")
 
 
 def patches(ax, gid):

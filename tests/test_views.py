@@ -34,31 +34,10 @@ from nanohermes_nb.views.widgets import (
 )
 
 from builders import SYSTEM, assistant, session, tool, tool_round, user
+from builders import cut_on_tool_result as known
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    before = set(plt.get_fignums())
-    yield
-    for n in set(plt.get_fignums()) - before:
-        plt.close(n)
-
-
-def known():
-    """11 messages; keep_recent=5 puts the naive cut (6) on a tool result, the forward rule at 7."""
-    return [
-        SYSTEM,                                     # 0 kept
-        user("line one\nline two"),                 # 1 dropped
-        assistant("", ["c1"]),                      # 2 dropped
-        tool("c1", "r" * 200),                      # 3 dropped
-        assistant("two calls", ["c2", "c3"]),       # 4 dropped
-        tool("c2", "r2"),                           # 5 dropped
-        tool("c3", "r3"),                           # 6 dropped, naive cut
-        assistant("", ["c4"]),                      # 7 kept, cut
-        tool("c4", "r4"),                           # 8 kept
-        user("thanks"),                             # 9 kept
-        assistant("done"),                          # 10 kept
-    ]
+pytestmark = pytest.mark.usefixtures("close_figures")
 
 
 def known_result():

@@ -21,13 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from ..ledger import Ledger
 from .plots import plot_ledger, plural
 from .tables import compaction_table
-from .widgets import _Explorer, render, totals_line, wipe
+from .widgets import _Explorer, figure_pane, render, totals_line, wipe
 
 __all__ = ["LiveView", "EventChange", "event_change", "live_view", "LiveLedger", "live_ledger"]
 
@@ -133,11 +131,7 @@ class LiveLedger(_Explorer):
         self.window = window
         self.annotations = annotations
         self.controls: dict = {}
-        self.figure = Figure(figsize=figsize)
-        FigureCanvasAgg(self.figure)
-        self.ax = self.figure.add_subplot()
-        self.figure.subplots_adjust(left=0.125, right=0.985, top=0.9, bottom=0.19)
-        self.image = widgets.Image(format="svg+xml" if image_format == "svg" else image_format)
+        self.figure, self.ax, self.image = figure_pane(figsize, image_format)
         self.totals = widgets.HTML()
         self.table = widgets.HTML()
         self.error = widgets.HTML()

@@ -126,6 +126,18 @@ def explore_budget(messages: Sequence[Mapping[str, Any]], *, budget: int = 120_0
     return BudgetView(ledger, settings, totals_line(ledger))
 
 
+def figure_pane(figsize: tuple[float, float], image_format: str) -> tuple[Figure, Any, widgets.Image]:
+    """A figure drawn off-screen, its Axes, and the image widget that shows each render of it.
+
+    Fixed margins: a constrained layout would double the render time of every update.
+    """
+    figure = Figure(figsize=figsize)
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    figure.subplots_adjust(left=0.125, right=0.985, top=0.9, bottom=0.19)
+    return figure, ax, widgets.Image(format="svg+xml" if image_format == "svg" else image_format)
+
+
 def render(figure: Figure, image_format: str = "svg", dpi: int = 80) -> bytes:
     """The figure as image bytes for an ``ipywidgets.Image``.
 
@@ -272,12 +284,7 @@ class BudgetExplorer(_Explorer):
                                     layout=widgets.Layout(width="190px")),
         }
         self._unit = unit
-        # fixed margins: a constrained layout would double the render time of every update
-        self.figure = Figure(figsize=figsize)
-        FigureCanvasAgg(self.figure)
-        self.ax = self.figure.add_subplot()
-        self.figure.subplots_adjust(left=0.125, right=0.985, top=0.9, bottom=0.19)
-        self.image = widgets.Image(format="svg+xml" if image_format == "svg" else image_format)
+        self.figure, self.ax, self.image = figure_pane(figsize, image_format)
         self.totals = widgets.HTML()
         self.error = widgets.HTML()
         self.view: BudgetView | None = None
