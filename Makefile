@@ -36,10 +36,19 @@ lab: $(LAB_STAMP)
 figure: $(STAMP)
 	$(PY) -m nanohermes_nb.course --figure
 
-# Benchmarks (figures quoted in the README); not part of the tests.
+# Benchmarks (figures quoted in the README, each a ratio measured side by side in one run); not part
+# of the tests. About half an hour on 2 cores; BENCH_ARGS=--quick shortens bench_engine's memory run.
+BENCH_ARGS ?=
 bench: $(STAMP)
+	$(PY) bench/bench_engine.py $(BENCH_ARGS)
 	$(PY) bench/bench_sweep.py
 	$(PY) bench/bench_views.py
+	$(PY) bench/bench_pricing.py
+	$(PY) bench/bench_agent.py
+	$(PY) bench/bench_hostile.py
+	$(PY) bench/bench_peer_hermes.py
+	$(PY) bench/bench_peer_langchain.py
+	$(PY) bench/bench_peer_openhands.py
 
 clean:
 	rm -rf build $(VENV)

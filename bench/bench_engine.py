@@ -21,7 +21,6 @@ when present, else data/transcripts/.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -31,21 +30,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _corpus import corpus, files  # noqa: E402
 
 BUDGETS = [20_000 * k for k in range(1, 11)]
 KEEPS = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
-
-
-def corpus() -> Path:
-    env = os.environ.get("NANOHERMES_TRANSCRIPTS")
-    if env:
-        return Path(env)
-    shared = ROOT.parent / "shared" / "transcripts"
-    return shared if shared.is_dir() else ROOT / "data" / "transcripts"
-
-
-def files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")
 
 
 # --- one cold measurement, run in a child process ------------------------------------------------

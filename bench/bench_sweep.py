@@ -8,7 +8,6 @@ runs, measured in one process one after the other, and the ratio between them.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -20,15 +19,8 @@ sys.path.insert(0, str(ROOT))
 from nanohermes_nb import load_transcript, load_transcripts, reference_replay, replay, sweep  # noqa: E402
 from nanohermes_nb.summarizers import ExtractiveSummarizer  # noqa: E402
 
-
-def transcripts_dir() -> Path:
-    env = os.environ.get("NANOHERMES_TRANSCRIPTS")
-    if env:
-        return Path(env)
-    for parent in ROOT.parents:
-        if (parent / "shared" / "transcripts").is_dir():
-            return parent / "shared" / "transcripts"
-    raise SystemExit("shared transcripts not found; set NANOHERMES_TRANSCRIPTS")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import corpus, files, longest as longest_of  # noqa: E402
 
 
 def median_time(fn, repeat: int = 5) -> float:
@@ -41,11 +33,10 @@ def median_time(fn, repeat: int = 5) -> float:
 
 
 def main() -> None:
-    folder = transcripts_dir()
-    files = sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")
-    longest = max(files, key=lambda p: p.stat().st_size)
+    folder = corpus()
+    longest = longest_of(folder)
     msgs = load_transcript(longest)
-    print(f"longest shared transcript: {longest.name} ({longest.stat().st_size:,} bytes, {len(msgs)} messages)")
+    print(f"corpus: {folder}; longest transcript: {longest.name} ({longest.stat().st_size:,} bytes, {len(msgs)} messages)")
 
     summarizer = ExtractiveSummarizer()
     settings = [(b, 10) for b in (30_000, 60_000, 90_000, 120_000, 150_000)] + [(120_000, k) for k in (2, 4, 6, 8, 14)]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -27,7 +26,9 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _corpus import corpus, longest  # noqa: E402
 from nanohermes_nb import load_transcript  # noqa: E402
 from nanohermes_nb.views.widgets import (  # noqa: E402
     budget_explorer,
@@ -38,8 +39,6 @@ from nanohermes_nb.views.widgets import (  # noqa: E402
     explore_cut,
 )
 
-TRANSCRIPTS = Path(os.environ.get("NANOHERMES_TRANSCRIPTS", ROOT.parent / "shared" / "transcripts"))
-LARGEST = "msa_deepseek_lite_dev_noparallel_sqlfluff__sqlfluff-1733.json"
 TARGET_MS = 150.0
 
 
@@ -117,11 +116,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=25)
     args = parser.parse_args()
     runs = []
-    path = TRANSCRIPTS / LARGEST
-    if path.exists():
-        runs.append((LARGEST, list(load_transcript(path))))
-    else:
-        print(f"(shared transcript not found: {path})")
+    path = longest(corpus())  # the extended corpus's longest (315 messages, 432 KB), else the vendored sample's
+    runs.append((path.name, list(load_transcript(path))))
     runs.append(("synthetic 400", synthetic(400)))
     print(f"update time over {args.repeat} updates, ms (median / worst); "
           f"target: median < {TARGET_MS:.0f} ms for the budget widget")

@@ -15,6 +15,7 @@ is a path and the settings, never a message list that could be read there.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -204,20 +205,34 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
     return source.name, rows
 
 
+def _weight(src: _Source) -> int:
+    """How long a transcript will take, roughly: its size on disk (or its length in messages)."""
+    if src.path is None:
+        return len(src.messages) if src.messages is not None else 0
+    try:
+        return os.stat(src.path).st_size
+    except OSError:  # a path only the workers can see
+        return 0
+
+
 def _results(sources: list[_Source], job: _Job, executor: Any, window: int) -> Iterator[tuple[str, list | Skipped]]:
-    """Each transcript's rows in the given order; at most ``window`` transcripts in flight."""
+    """Each transcript's rows in the given order; at most ``window`` transcripts in flight.
+
+    The first ``window`` transcripts are submitted largest first, so the longest one does not start last
+    and leave the other workers idle at the end; rows are still yielded in the order given.
+    """
     if executor is None:
         for src in sources:
             yield _sweep_one(src, job)
         return
-    pending: deque = deque()
     # a measured session does not travel (its meters hold functions): the worker measures the messages again
     it = (_Source(src.name, messages=src.messages.messages) if isinstance(src.messages, RecordedSession) else src
           for src in sources)
-    for src in it:
-        pending.append(executor.submit(_sweep_one, src, job))
-        if len(pending) >= window:
-            break
+    first = list(itertools.islice(it, window))
+    futures: dict[int, Any] = {}
+    for k in sorted(range(len(first)), key=lambda k: -_weight(first[k])):
+        futures[k] = executor.submit(_sweep_one, first[k], job)
+    pending: deque = deque(futures[k] for k in range(len(first)))
     while pending:
         done = pending.popleft().result()
         nxt = next(it, None)
@@ -333,7 +348,9 @@ def sweep(
     get one row per budget, ``keep_recent`` empty); ``summary_role``,
     ``excerpt_tool_calls`` and ``cut`` set those options where a policy has them;
     an option no chosen policy has is a ``TypeError``. ``executor``: any
-    ``concurrent.futures.Executor`` (rows identical to the in-process sweep).
+    ``concurrent.futures.Executor`` (rows identical to the in-process sweep);
+    ``window`` caps the transcripts submitted and not yet yielded (default 16 per
+    worker: a result is a few rows, so the cap is about idle workers, not memory).
     ``out``: a ``.csv`` or ``.parquet`` file the rows stream to (written
     atomically); a ``SweepReport`` is returned instead of a DataFrame. A file that
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
@@ -356,7 +373,7 @@ def sweep(
     sink = _Sink(out, columns)
     skipped: list[Skipped] = []
     bar = Progress(len(sources), "sweep", progress)
-    window = window or max(2, 4 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 2))
+    window = window or max(2, 16 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 2))
     ok = False
     try:
         for name, result in _results(sources, job, executor, window):

@@ -4,6 +4,9 @@ from pathlib import Path
 
 from conftest import CORPORA, VENDORED  # noqa: F401  (VENDORED: re-exported for the peer tests)
 
+# whether CI's extended corpus is present: corpus-wide counts scale with it (a user's clone has the vendored 4)
+EXTENDED = any(c.name == "extended" for c in CORPORA)
+
 
 def corpus_files() -> list[Path]:
     """Vendored files first, then the extended corpus's files not already vendored (by name)."""

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from builders import SYSTEM, assistant, tool, tool_round, user
-from corpus import VENDORED, corpus_files
+from corpus import EXTENDED, VENDORED, corpus_files
 
 from nanohermes_nb.policies import HermesAgentPolicy, apply_policy
 from nanohermes_nb.policies import hermes_text as ht
@@ -71,7 +71,7 @@ def test_port_agrees_with_hermes_on_the_corpus():
              compare(hermes.hermes_peer, shared, keep_mismatches=50, stride=1 if full else SHARED_EVERY)]
     compared = sum(a.compared for a in parts)
     identical = sum(a.identical for a in parts)
-    assert compared >= 400, compared
+    assert compared >= (400 if EXTENDED else 150), compared
     assert identical / compared >= 0.99, [m for a in parts for m in a.mismatches]
 
 

@@ -27,7 +27,7 @@ from nanohermes_nb.policies import LangChainSummarizePolicy, PolicyEnv, apply_po
 from nanohermes_nb.policies.langchain_summarize import SUMMARY_PREFIX, TOO_LONG
 
 from builders import SYSTEM, assistant, tool, tool_round, user
-from corpus import corpus_files
+from corpus import EXTENDED, corpus_files
 from strategies import legal_histories
 
 LANGCHAIN = ("langchain_trim", "clear_tool_uses", "langchain_summarize")
@@ -37,7 +37,7 @@ HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 @pytest.fixture(scope="module")
 def transcripts():
     files = corpus_files()
-    assert len(files) >= 18
+    assert len(files) >= (18 if EXTENDED else 4)
     return [(f.name, load_transcript(f)) for f in files]
 
 

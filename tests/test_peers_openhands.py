@@ -36,9 +36,10 @@ from nanohermes_nb.sizing import context_size, message_size
 from nanohermes_nb.transcripts import load_transcript
 
 from builders import SYSTEM, assistant, tool, user
-from corpus import corpus_files
+from corpus import EXTENDED, corpus_files
 
-STRIDE = 3  # every 3rd tool-batch point at the class window; every 5th at the config window
+STRIDE = 3 if EXTENDED else 1  # every 3rd tool-batch point at the class window; every 5th at the config window
+# (the vendored sample alone is small: every point of it)
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +68,11 @@ MASKED_AFTER_USER = {"role": "user", "content": "\n\n<MASKED>"}
 # --- the differential run ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("window, stride", [(CLASS_ATTENTION_WINDOW, STRIDE), (CONFIG_ATTENTION_WINDOW, 5)])
+@pytest.mark.parametrize("window, stride", [(CLASS_ATTENTION_WINDOW, STRIDE), (CONFIG_ATTENTION_WINDOW, 5 if EXTENDED else 1)])
 def test_agrees_with_openhands_on_the_corpus(transcripts, window, stride):
     result = compare(openhands_peer(window), transcripts, stride=stride)
-    assert result.compared >= 1500 // stride, result.compared  # ~880 points, 3 budgets each
+    # ~880 points with the extended corpus, 3 budgets each; the vendored sample alone has ~60
+    assert result.compared >= (1500 // stride if EXTENDED else 150), result.compared
     assert result.share >= 0.99, result.mismatches[:5]
 
 
@@ -241,7 +243,8 @@ def test_the_earlier_reading_is_kept_as_options():
 
 
 def test_replay_runs_with_the_faithful_default(transcripts):
-    name, msgs = next((n, m) for n, m in transcripts if "tau_gpt4o_airline_idx33" in n)
+    # a tau-bench run when the extended corpus is there, else the vendored OpenHands run
+    name, msgs = next((n, m) for n, m in transcripts if "tau_gpt4o_airline_idx33" in n or not EXTENDED and "openhands_v1" in n)
     ledger = replay(msgs, budget=context_size(msgs) // 3, policy="observation_masking", retention=False)
     assert len(ledger.compactions) > 0
     assert any("tool-call messages no longer sent" in ev.detail for ev in ledger.compactions)

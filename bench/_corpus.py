@@ -1,0 +1,33 @@
+"""Which transcripts the benchmarks read: the extended corpus when there is one, else the vendored sample.
+
+``$NANOHERMES_TRANSCRIPTS`` names a folder; otherwise ``../shared/transcripts`` beside the
+checkout (CI's extended corpus) when it exists; otherwise ``data/transcripts/``, which every
+clone has. Every benchmark prints the folder it read, so a figure says what it was measured on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENDORED = ROOT / "data" / "transcripts"
+
+
+def corpus() -> Path:
+    """The folder the benchmarks read (see the module docstring)."""
+    env = os.environ.get("NANOHERMES_TRANSCRIPTS")
+    if env:
+        return Path(env)
+    shared = ROOT.parent / "shared" / "transcripts"
+    return shared if shared.is_dir() else VENDORED
+
+
+def files(folder: Path) -> list[Path]:
+    """The converted transcripts of a corpus folder (its ``manifest.json`` and ``raw/`` left out)."""
+    return sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")
+
+
+def longest(folder: Path) -> Path:
+    """The largest transcript of a folder, by bytes on disk."""
+    return max(files(folder), key=lambda p: p.stat().st_size)
