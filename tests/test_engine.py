@@ -162,6 +162,33 @@ def test_process_pool_sweep_equals_the_in_process_sweep(tmp_path):
     assert len(local) == 3 * (2 * 2 + 2 + 2)  # nanohermes varies keep_recent, the others one row per budget
 
 
+class _RecordingExecutor(cf.Executor):
+    """Runs each task at once, in the caller, and remembers the order tasks were submitted in."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, fn, *args, **kwargs):
+        self.submitted.append(args[0].name)
+        future = cf.Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def test_an_executor_gets_the_largest_transcripts_first_and_rows_keep_the_given_order(tmp_path):
+    named = _named()
+    paths = _write(tmp_path, named)  # a (the longest), b, c (the shortest)
+    sizes = {n: len(json.dumps(m)) for n, m in named}
+    ex = _RecordingExecutor()
+    rows = sweep(list(reversed(paths)), executor=ex, **SETTINGS)
+    assert ex.submitted[:3] == [f"{n}.json" for n in sorted(sizes, key=lambda n: -sizes[n])]  # largest first
+    assert list(dict.fromkeys(rows["transcript"])) == [f"{n}.json" for n, _ in reversed(named)]
+    pd.testing.assert_frame_equal(rows, sweep(list(reversed(paths)), **SETTINGS))
+    ex = _RecordingExecutor()
+    sweep(paths, executor=ex, window=1, **SETTINGS)  # a window of one: submitted in the given order
+    assert ex.submitted == [f"{n}.json" for n, _ in named]
+
+
 def test_dask_sweep_equals_the_in_process_sweep(tmp_path):
     distributed = pytest.importorskip("distributed")
     paths = _write(tmp_path, _named())
