@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .summarizers import ExtractiveSummarizer, endpoint_from_env, SummarizerError, summary_prompt
+from .summarizers import ExtractiveSummarizer, SummarizerError, endpoint_from_env, summary_prompt
 from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, TransportError
 
 __all__ = [

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, TransportError
