@@ -137,7 +137,7 @@ class Retention:
 
 
 class TextIndex:
-    """Per-message paths and goal words, computed once per message object in a run.
+    """Per-message paths and goal words, each computed once per message object in a run, when first asked.
 
     It keeps little: the paths a message mentions (as shared, interned strings)
     and which of the goal's ``terms`` it contains, so a long replay does not hold
@@ -146,27 +146,34 @@ class TextIndex:
 
     def __init__(self, terms: Sequence[str] = ()) -> None:
         self.terms = tuple(terms)
-        self._terms = frozenset(self.terms)
-        self._cache: dict[int, tuple[Mapping[str, Any], tuple[str, ...], frozenset]] = {}
-
-    def entry(self, message: Mapping[str, Any]) -> tuple[tuple[str, ...], frozenset]:
-        hit = self._cache.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1], hit[2]
-        # part by part: no path or word crosses the line that would join them, and the
-        # content's paths are then the ones the summarizer already found (find_paths remembers)
-        parts = _text_parts(message)
-        paths = tuple(sys.intern(p) for p in sorted({p for part in parts for p in find_paths(part)}))
-        present = frozenset().union(*(terms_in(part, self.terms) for part in parts)) if self.terms else frozenset()
-        self._cache[id(message)] = (message, paths, present)
-        return paths, present
+        self._paths: dict[int, tuple[Mapping[str, Any], tuple[str, ...]]] = {}
+        self._words: dict[int, tuple[Mapping[str, Any], frozenset]] = {}
 
     def paths(self, message: Mapping[str, Any]) -> tuple[str, ...]:
-        return self.entry(message)[0]
+        """The paths a message mentions, sorted."""
+        hit = self._paths.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        # part by part: no path crosses the line that would join them, and the content's
+        # paths are then the ones the summarizer already found (find_paths remembers)
+        found = {p for part in _text_parts(message) for p in find_paths(part)}
+        paths = tuple(sys.intern(p) for p in sorted(found))
+        self._paths[id(message)] = (message, paths)
+        return paths
 
     def goal_words(self, message: Mapping[str, Any]) -> frozenset:
         """The goal terms this message contains."""
-        return self.entry(message)[1]
+        hit = self._words.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        words = frozenset().union(*(terms_in(part, self.terms) for part in _text_parts(message))) \
+            if self.terms else frozenset()
+        self._words[id(message)] = (message, words)
+        return words
+
+    def entry(self, message: Mapping[str, Any]) -> tuple[tuple[str, ...], frozenset]:
+        """Both at once: ``(paths, goal words)``."""
+        return self.paths(message), self.goal_words(message)
 
 
 def retention(
@@ -188,24 +195,30 @@ def retention(
     terms = goal_terms(goal) if goal else []
     if index is None or index.terms != tuple(terms):
         index = TextIndex(terms)
+    # Both questions stop reading kept messages once answered (the summary, read first, often
+    # answers them): the answers are the same as reading every kept message.
     goal_kept = False
     if at_stake:
         if terms:
             present: set[str] = set()
             for m in kept:
                 present.update(index.goal_words(m))
-            goal_kept = len(present) / len(terms) >= GOAL_TERM_SHARE
+                if len(present) / len(terms) >= GOAL_TERM_SHARE:
+                    goal_kept = True
+                    break
         else:
             goal_kept = any(goal.strip() in text_of(m) for m in kept)
     paths: dict[str, None] = {}
     for m in removed:
         for p in index.paths(m):
             paths.setdefault(p, None)
-    kept_paths: set[str] = set()
-    for m in kept:
-        kept_paths.update(index.paths(m))
     path_list = tuple(paths)
-    return Retention(at_stake, goal_kept, path_list, tuple(p for p in path_list if p in kept_paths))
+    missing = set(path_list)
+    for m in kept:
+        if not missing:
+            break
+        missing.difference_update(index.paths(m))
+    return Retention(at_stake, goal_kept, path_list, tuple(p for p in path_list if p not in missing))
 
 
 @dataclass(frozen=True)
