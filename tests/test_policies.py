@@ -2,6 +2,7 @@
 every real transcript, Hypothesis properties, and the metrics computed by hand."""
 
 import copy
+import json
 import dataclasses
 
 import pytest
@@ -399,6 +400,38 @@ def test_retention_by_hand():
     # 3/6 words < 0.6 -> goal lost; 1 path of 3 -> 1/4
     assert not r.goal_kept and r.kept == 1 and r.score == 0.25
     assert retention([tool("c", "no paths here")], kept).score is None  # nothing at stake
+
+
+@pytest.mark.parametrize("policy", ["nanohermes", "codex", "hermes_agent", "clear_tool_uses"])
+def test_retention_stops_reading_only_when_the_answer_is_known(corpus, policy):
+    """The book's retention (shared index, reading kept messages until answered) equals reading every kept message."""
+    from nanohermes_nb import load_transcript, replay
+    from nanohermes_nb.metrics import first_user_goal, terms_in
+    from nanohermes_nb.summarizers import find_paths
+
+    def parts(m):  # the text a model reads: the content, then each call's arguments
+        return [text_of(m)] + [str(c["function"].get("arguments", "")) for c in (m.get("tool_calls") or [])
+                               if isinstance(c.get("function"), dict)]
+
+    def paths(m):
+        return {p for part in parts(m) for p in find_paths(part)}
+
+    events = 0
+    for path in corpus.files:
+        msgs = load_transcript(path)
+        goal = first_user_goal(msgs)
+        terms = goal_terms(goal) if goal else []
+        for ev in replay(msgs, budget=max(2_000, len(json.dumps(msgs)) // 6), policy=policy, profiles=()).compactions:
+            removed, kept = ev.event.removed, ev.context_after
+            dropped = list(dict.fromkeys(p for m in removed for p in sorted(paths(m))))
+            kept_paths = set().union(*(paths(m) for m in kept))
+            present = set().union(*(terms_in(part, terms) for m in kept for part in parts(m))) if terms else set()
+            r = ev.retention
+            assert r.paths == tuple(dropped) and r.paths_kept == tuple(p for p in dropped if p in kept_paths)
+            if r.goal_at_stake and terms:
+                assert r.goal_kept == (len(present) / len(terms) >= GOAL_TERM_SHARE)
+            events += 1
+    assert events > 10
 
 
 def test_prefix_reuse_by_hand():
