@@ -37,7 +37,7 @@ figure: $(STAMP)
 	$(PY) -m nanohermes_nb.course --figure
 
 # Benchmarks (figures quoted in the README, each a ratio measured side by side in one run); not part
-# of the tests. About half an hour on 2 cores; BENCH_ARGS=--quick shortens bench_engine's memory run.
+# of the tests. BENCH_ARGS=--quick shortens bench_engine's memory run (10,000 transcripts, about 5 minutes).
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/bench_engine.py $(BENCH_ARGS)
