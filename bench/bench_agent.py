@@ -27,8 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import nanohermes_nb as nh  # noqa: E402
+from builders import agent_workspace  # noqa: E402
 
 CASES = [("nanohermes", {}), ("nanohermes", {"keep_recent": 3, "cut": "backward", "summary_role": "user"}),
          ("langchain_trim", {}), ("hermes_agent", {}), ("codex", {}), ("observation_masking", {}),
@@ -39,13 +41,7 @@ COLUMNS = ["request", "turn", "index", "messages", "size", "size_before", "compa
 
 
 def workspace() -> Path:
-    ws = Path(tempfile.mkdtemp(prefix="bench-agent-")) / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "notes.txt").write_text("the answer is 42\n", encoding="utf-8")
-    for k in range(6):
-        text = "\n".join(f"line {i} of file {k}: " + "x" * 60 for i in range(40))
-        (ws / "src" / f"part{k}.py").write_text(text + "\n", encoding="utf-8")
-    return ws
+    return agent_workspace(tempfile.mkdtemp(prefix="bench-agent-"))
 
 
 def session(seed: int, ws: Path, policy: nh.Policy, budget: int):

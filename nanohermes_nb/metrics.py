@@ -171,10 +171,6 @@ class TextIndex:
         self._words[id(message)] = (message, words)
         return words
 
-    def entry(self, message: Mapping[str, Any]) -> tuple[tuple[str, ...], frozenset]:
-        """Both at once: ``(paths, goal words)``."""
-        return self.paths(message), self.goal_words(message)
-
 
 def retention(
     removed: Sequence[Mapping[str, Any]],

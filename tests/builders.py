@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 SYSTEM = {"role": "system", "content": "You are a coding agent."}
 
@@ -57,3 +58,14 @@ def cut_on_tool_result() -> list[dict]:
         user("thanks"),                             # 9 kept
         assistant("done"),                          # 10 kept
     ]
+
+
+def agent_workspace(root: str | Path) -> Path:
+    """A small project the agent tests and the agent benchmark read: notes.txt and six 40-line sources."""
+    ws = Path(root) / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "notes.txt").write_text("the answer is 42\n", encoding="utf-8")
+    for k in range(6):
+        text = "\n".join(f"line {i} of file {k}: " + "x" * 60 for i in range(40))
+        (ws / "src" / f"part{k}.py").write_text(text + "\n", encoding="utf-8")
+    return ws

@@ -21,6 +21,7 @@ from nanohermes_nb import SUMMARY_HEADER, TOOL_SPECS, Agent, ScriptedModel, assi
 from nanohermes_nb.agent import LiveReplayMismatch
 from nanohermes_nb.models import ModelError, Usage
 
+from builders import agent_workspace
 from chat_server import ChatServer, Completion, Raw, tool_message
 
 pytestmark = pytest.mark.timeout(60)
@@ -39,13 +40,7 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def workspace(tmp_path):
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "notes.txt").write_text("the answer is 42\n", encoding="utf-8")
-    for k in range(6):
-        lines = "\n".join(f"line {i} of file {k}: " + "x" * 60 for i in range(40))
-        (ws / "src" / f"part{k}.py").write_text(lines + "\n", encoding="utf-8")
-    return ws
+    return agent_workspace(tmp_path)
 
 
 def model_for(server: ChatServer, **options) -> nh.OpenAICompatibleModel:
