@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 import tempfile
@@ -30,11 +29,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import nanohermes_nb as nh  # noqa: E402
-from builders import agent_workspace  # noqa: E402
+from builders import AGENT_POLICY_CASES, agent_workspace, random_turns  # noqa: E402
 
-CASES = [("nanohermes", {}), ("nanohermes", {"keep_recent": 3, "cut": "backward", "summary_role": "user"}),
-         ("langchain_trim", {}), ("hermes_agent", {}), ("codex", {}), ("observation_masking", {}),
-         ("clear_tool_uses", {}), ("langchain_summarize", {})]
+CASES = AGENT_POLICY_CASES
 COLUMNS = ["request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped", "size_after",
            "cumulative_input", "size_no_compaction", "cumulative_no_compaction", "event", "prefix_reuse",
            "request_bytes", "problems_openai", "problems_anthropic", "problems_gemini"]
@@ -45,19 +42,7 @@ def workspace() -> Path:
 
 
 def session(seed: int, ws: Path, policy: nh.Policy, budget: int):
-    rng = random.Random(seed)
-    paths = ["notes.txt"] + [f"src/part{k}.py" for k in range(6)]
-    turns = []
-    for _ in range(rng.randint(1, 3)):
-        items = []
-        for _ in range(rng.randint(1, 5)):
-            batch = [("read_file", {"path": rng.choice(paths), "offset": rng.randint(1, 30),
-                                    "limit": rng.randint(1, 40)}) for _ in range(rng.randint(1, 3))]
-            if rng.random() < 0.2:
-                batch.append(("run_command", {"command": f"echo step {rng.randint(0, 9)}"}))
-            items.append(nh.assistant(rng.choice(["Next.", "Reading more.", ""]), *batch))
-        items.append(f"Turn answer {rng.randint(0, 999)}.")
-        turns.append(items)
+    turns = random_turns(seed)
     model = nh.ScriptedModel([item for t in turns for item in t])
     seconds = []
     with nh.Agent(ws, model, budget=budget, policy=policy, system="You are a test agent.") as agent:

@@ -69,3 +69,33 @@ def agent_workspace(root: str | Path) -> Path:
         text = "\n".join(f"line {i} of file {k}: " + "x" * 60 for i in range(40))
         (ws / "src" / f"part{k}.py").write_text(text + "\n", encoding="utf-8")
     return ws
+
+
+# The policy settings the agent's live-vs-replay checks run under (tests/test_agent.py, bench/bench_agent.py).
+AGENT_POLICY_CASES = [("nanohermes", {}), ("nanohermes", {"keep_recent": 3, "cut": "backward", "summary_role": "user"}),
+                      ("langchain_trim", {}), ("hermes_agent", {}), ("codex", {}), ("observation_masking", {}),
+                      ("clear_tool_uses", {}), ("langchain_summarize", {})]
+
+
+def random_turns(seed: int) -> list[list]:
+    """A random scripted session over ``agent_workspace``: 1-3 user turns, each of 1-5 assistant steps calling
+    1-3 reads (sometimes a run_command too), then a closing answer. The items are ``ScriptedModel`` replies."""
+    import random
+
+    from nanohermes_nb import assistant as reply
+
+    rng = random.Random(seed)
+    paths = ["notes.txt"] + [f"src/part{k}.py" for k in range(6)]
+
+    def turn() -> list:
+        items = []
+        for _ in range(rng.randint(1, 5)):
+            batch = [("read_file", {"path": rng.choice(paths), "offset": rng.randint(1, 30),
+                                    "limit": rng.randint(1, 40)}) for _ in range(rng.randint(1, 3))]
+            if rng.random() < 0.2:
+                batch.append(("run_command", {"command": f"echo step {rng.randint(0, 9)}"}))
+            items.append(reply(rng.choice(["Next.", "Reading more.", ""]), *batch))
+        items.append(f"Turn answer {rng.randint(0, 999)}.")
+        return items
+
+    return [turn() for _ in range(rng.randint(1, 3))]

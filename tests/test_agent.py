@@ -17,11 +17,11 @@ import time
 import pytest
 
 import nanohermes_nb as nh
-from nanohermes_nb import SUMMARY_HEADER, TOOL_SPECS, Agent, ScriptedModel, assistant, summary_prompt
+from nanohermes_nb import SUMMARY_HEADER, TOOL_SPECS, Agent, ScriptedModel, summary_prompt
 from nanohermes_nb.agent import LiveReplayMismatch
 from nanohermes_nb.models import ModelError, Usage
 
-from builders import agent_workspace
+from builders import AGENT_POLICY_CASES, agent_workspace, random_turns
 from chat_server import ChatServer, Completion, Raw, tool_message
 
 pytestmark = pytest.mark.timeout(60)
@@ -331,30 +331,12 @@ def test_the_replay_of_the_recorded_session_equals_the_live_ledger(workspace):
     assert result.replay().requests[SAME].equals(live.requests[SAME])  # the recorded summaries, as given
 
 
-POLICY_CASES = [("nanohermes", {}), ("nanohermes", {"keep_recent": 3, "cut": "backward", "summary_role": "user"}),
-                ("langchain_trim", {}), ("hermes_agent", {}), ("codex", {}), ("observation_masking", {}),
-                ("clear_tool_uses", {}), ("langchain_summarize", {})]
+POLICY_CASES = AGENT_POLICY_CASES
 
 
 def scripted_session(seed: int, workspace, policy, budget: int, unit: str = "bytes"):
-    """A random scripted session: random reads, parallel batches, several user turns, a run_command."""
-    import random
-
-    rng = random.Random(seed)
-    paths = ["notes.txt"] + [f"src/part{k}.py" for k in range(6)]
-
-    def turn_script():
-        items = []
-        for _ in range(rng.randint(1, 5)):
-            batch = [("read_file", {"path": rng.choice(paths), "offset": rng.randint(1, 30),
-                                    "limit": rng.randint(1, 40)}) for _ in range(rng.randint(1, 3))]
-            if rng.random() < 0.2:
-                batch.append(("run_command", {"command": f"echo step {rng.randint(0, 9)}"}))
-            items.append(assistant(rng.choice(["Next.", "Reading more.", ""]), *batch))
-        items.append(f"Turn answer {rng.randint(0, 999)}.")
-        return items
-
-    turns = [turn_script() for _ in range(rng.randint(1, 3))]
+    """A random scripted session (``random_turns``) run by the agent under ``policy``."""
+    turns = random_turns(seed)
     model = ScriptedModel([item for t in turns for item in t])
     with Agent(workspace, model, budget=budget, policy=policy, unit=unit, system="You are a test agent.") as agent:
         for k, t in enumerate(turns):
