@@ -336,10 +336,33 @@ class HistoryBook(Book):
         run, j = len(head), stop  # the new context ends with msgs[j:stop] unchanged: where does that run start?
         while run > 0 and j > 0 and head[run - 1] is msgs[j - 1]:
             run, j = run - 1, j - 1
-        return {"problems": {p: st.rebase(head, run, msgs, stop, p) for p, st in self.states.items()}}
+        # The check reads only what a checker reads of the written messages, and where the unchanged run
+        # lies; many settings of a sweep compact at the same place, so the outcome is remembered per transcript.
+        key = _written_signature(head[:run])
+        memo = self.session.cache.setdefault("rebase", {}) if key is not None else None
+        problems = {}
+        for p, st in self.states.items():
+            found = memo.get((p, key, j, stop)) if memo is not None else None
+            if found is None:
+                problems[p] = st.rebase(head, run, msgs, stop, p)
+                if memo is not None:
+                    memo[(p, key, j, stop)] = (st.offset, st.converged_at, st.diverged, problems[p])
+            else:
+                st.offset, st.converged_at, st.diverged, problems[p] = found
+        return {"problems": problems}
 
     def totals(self) -> dict[str, Any]:
         return {"problems": {p: st.max for p, st in self.states.items()}}
+
+
+def _written_signature(messages: Sequence) -> tuple | None:
+    """What a history checker reads of each message, as one key; None when it cannot be a key."""
+    sig = tuple(HistoryChecker.reads(m) for m in messages)
+    try:
+        hash(sig)
+    except TypeError:  # a role or call id that is a list or a dict, in a malformed log
+        return None
+    return sig
 
 
 class RetentionBook(Book):

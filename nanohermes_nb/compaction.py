@@ -97,14 +97,15 @@ def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool =
     so that many compactions of the same messages build them once.
     """
     records: list[tuple[str, str]] = []
-    for m in messages:
-        if cache is None:
+    if cache is None:
+        for m in messages:
             records.extend(_records_of(m, tool_calls))
-            continue
-        key = (id(m), tool_calls)
-        hit = cache.get(key)
+        return records
+    seen = cache.setdefault(("records", tool_calls), {})  # id -> (message, its records)
+    for m in messages:
+        hit = seen.get(id(m))
         if hit is None or hit[0] is not m:
-            hit = cache[key] = (m, _records_of(m, tool_calls))
+            hit = seen[id(m)] = (m, _records_of(m, tool_calls))
         records.extend(hit[1])
     return records
 
@@ -266,7 +267,7 @@ def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[
     dropped = source[1:cut]
     summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls, cache=cache)
     note_message = {"role": summary_role, "content": summary.note}
-    kept = size_of(source[0]) + sum(size_of(m) for m in source[cut:])  # the few recent messages, not the many old
+    kept = size_of(source[0]) + sum(map(size_of, source[cut:]))  # the few recent messages, not the many old
     return CompactionResult(
         messages=[source[0], note_message] + source[cut:],
         dropped=dropped,

@@ -134,6 +134,14 @@ class HistoryChecker:
                 self.pending = ids
                 self.pending_at = i
 
+    @staticmethod
+    def reads(message: Any) -> tuple:
+        """All that ``feed`` reads of a message: two messages alike here are judged alike."""
+        if not isinstance(message, Mapping):
+            return (None,)
+        return (role_of(message), bool(message.get("tool_calls")), tuple(_call_ids(message)),
+                message.get("tool_call_id"))
+
     def state(self) -> tuple:
         """What decides how the next messages are judged (not where earlier problems were).
 

@@ -50,9 +50,14 @@ TOKENS_PER_MESSAGE = 3
 _ENCODINGS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
 
 
+# json.dumps with these options builds a new encoder on every call; one shared encoder gives the same text
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_encode_string = json.encoder.encode_basestring  # what that encoder does with a str (non-ASCII unescaped)
+
+
 def serialize(message: Any) -> str:
     """Compact JSON as serde_json writes it: no spaces, non-ASCII unescaped."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(message)
 
 
 def _utf8_len(text: str) -> int:
@@ -248,7 +253,7 @@ def shared_prefix_bytes(
 
 def _fragment(value: Any) -> str:
     """Compact JSON of a part of a message (a key, a value, a prefix of a string)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _encode_string(value) if type(value) is str else _ENCODER.encode(value)
 
 
 def _utf8(text: str) -> bytes:

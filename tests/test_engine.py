@@ -132,6 +132,28 @@ def test_a_recorded_session_is_measured_once_for_many_replays():
     assert rec.prefix("bytes")[-1] == nh.context_size(msgs)
 
 
+def test_history_checks_remembered_across_settings_equal_fresh_ones():
+    """Settings that compact at the same place reuse one history check; each request's problem
+    counts, per profile, equal those of a replay on a session that remembers nothing."""
+    msgs = session(14, body="x" * 700, n_calls=2)
+    msgs[9:9] = [assistant("a call never answered", ["lost"]), user("carry on")]  # problems to count
+    msgs += [tool("stray", "a result nobody asked for"), user("and?"), assistant("ok")]
+    shared = RecordedSession.of(msgs)
+    runs = [(budget, keep, role) for budget in (3_000, 3_500, 4_000, 6_000) for keep in (2, 3, 5)
+            for role in ("system", "user")]
+    events, counted = 0, 0
+    for budget, keep, role in runs:
+        policy = nh.NanoHermesPolicy(keep_recent=keep, summary_role=role)
+        remembered = replay(shared, budget=budget, policy=policy, summarizer=stub)
+        fresh = replay(msgs, budget=budget, policy=policy, summarizer=stub)
+        pd.testing.assert_frame_equal(remembered.requests, fresh.requests)
+        assert [e.problems for e in remembered.compactions] == [e.problems for e in fresh.compactions]
+        events += len(fresh.compactions)
+        counted += sum(sum(e.problems.values()) for e in fresh.compactions)
+    assert events and counted
+    assert len(shared.cache["rebase"]) < events * len(nh.PROFILES)  # some checks were reused
+
+
 # --- sweeps: executors, Dask, streaming, skipped files ----------------------------------------
 
 

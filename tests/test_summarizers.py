@@ -7,6 +7,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, SummarizerError, compact
 from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
@@ -207,3 +209,31 @@ def test_records_and_excerpt_paths_agree():
 def test_find_paths():
     text = "edit ./src/a.py and docs/x.md, not http://example.com/a.py nor 3.14 nor Mozilla/5.0; also setup.cfg"
     assert find_paths(text) == ["src/a.py", "docs/x.md", "setup.cfg"]
+
+
+_TEXT = st.lists(st.sampled_from(list("ab.!?。 \t\n\r\x85\u3000/_-5xyz") + ["src/", ".py", "\u2028"]),
+                max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_sentences_split_as_the_plain_pattern_does(text):
+    """The sentence pattern names its first character up front for speed; the splits are the plain pattern's."""
+    import re
+
+    from nanohermes_nb.summarizers import _SENTENCE
+
+    assert _SENTENCE.split(text) == re.split(r"(?<=[.!?。！？])\s+|\n+", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT)
+def test_a_text_and_its_trimmed_excerpt_line_share_their_paths(text, pad):
+    """find_paths keys its memo by the stripped text: whitespace around a text never changes its paths."""
+    from nanohermes_nb.summarizers import _TEXT_PATHS, _WORD_PATHS, _word_paths
+
+    expected = list(dict.fromkeys(p for w in text.split() for p in _word_paths(w)))
+    _TEXT_PATHS.clear(), _WORD_PATHS.clear()
+    space = "".join(c for c in pad if c.isspace())
+    assert find_paths(space + text + space) == expected
+    assert find_paths(text) == expected
