@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from servers import completion_body, send, start_server
 
 
 @dataclass(frozen=True)
@@ -33,16 +35,6 @@ class Completion:
     message: dict
     usage: dict | None = None
     finish_reason: str = "stop"
-
-
-def completion_body(message: dict, usage: dict | None = None, finish_reason: str | None = None) -> str:
-    """A chat-completions body around ``message``."""
-    reason = finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
-    body: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test",
-                            "choices": [{"index": 0, "finish_reason": reason, "message": message}]}
-    if usage is not None:
-        body["usage"] = usage
-    return json.dumps(body)
 
 
 def tool_message(content: str | None, *calls: tuple, ids: list[str] | None = None) -> dict:
@@ -66,21 +58,8 @@ class ChatServer:
         self.repeat = repeat
         self.requests: list[dict] = []
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                owner._answer(self)
-
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = start_server(host, post=self._answer)
         self.url = f"http://{host}:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -124,13 +103,4 @@ class ChatServer:
         else:
             status, text, headers = 200, completion_body(item), {}
         text = text.replace("{auth}", h.headers.get("Authorization", ""))
-        data = text.encode("utf-8")
-        h.send_response(status)
-        for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)),
-                            **headers}.items():
-            h.send_header(name, value)
-        h.end_headers()
-        try:
-            h.wfile.write(data)
-        except OSError:
-            pass
+        send(h, status, text.encode("utf-8"), headers, content_type="application/json")

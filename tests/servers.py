@@ -30,6 +30,41 @@ from urllib.parse import quote
 BOMB_BYTES = 256 * 1024 * 1024
 
 
+def start_server(host: str, *, get=None, post=None) -> ThreadingHTTPServer:
+    """A quiet ThreadingHTTPServer on a free port of ``host``, serving in a daemon thread.
+
+    ``get`` and ``post`` take the request handler; a method without one is HTTP's 501.
+    """
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    if get is not None:
+        Handler.do_GET = lambda h: get(h)
+    if post is not None:
+        Handler.do_POST = lambda h: post(h)
+    httpd = ThreadingHTTPServer((host, 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def send(h: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None,
+         content_type: str = "text/plain") -> None:
+    """One whole response; a client that has hung up is not an error here."""
+    h.send_response(status)
+    for name, value in {"Content-Type": content_type, "Content-Length": str(len(body)), **(headers or {})}.items():
+        h.send_header(name, value)
+    h.end_headers()
+    try:
+        h.wfile.write(body)
+    except OSError:
+        pass
+
+
 def _bomb() -> bytes:
     """gzip of BOMB_BYTES zero bytes (about 250 KB), built a MiB at a time."""
     out = io.BytesIO()
@@ -57,27 +92,14 @@ class Hostile:
         self.requests: list[dict] = []
         self.chat_mode = "script"  # or "drip" / "endless": the chat endpoint misbehaves like those routes
         self.stop = threading.Event()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                route = self.path.split("?", 1)[0]
-                owner.hits[route] = owner.hits.get(route, 0) + 1
-                getattr(owner, "_" + route.strip("/").replace("-", "_"), owner._missing)(self)
-
-            def do_POST(self) -> None:
-                owner._chat(self)
-
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = start_server(host, get=self._get, post=self._chat)
         self.httpd.handle_error = lambda request, address: None  # clients hanging up is the point here
         self.url = f"http://{host}:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        route = h.path.split("?", 1)[0]
+        self.hits[route] = self.hits.get(route, 0) + 1
+        getattr(self, "_" + route.strip("/").replace("-", "_"), self._missing)(h)
 
     def close(self) -> None:
         self.stop.set()
@@ -85,17 +107,6 @@ class Hostile:
         self.httpd.server_close()
 
     # ---- helpers
-
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict | None = None) -> None:
-        h.send_response(status)
-        for name, value in {"Content-Type": "text/plain", "Content-Length": str(len(body)), **(headers or {})}.items():
-            h.send_header(name, value)
-        h.end_headers()
-        try:
-            h.wfile.write(body)
-        except OSError:
-            pass
 
     def _trickle(self, h: BaseHTTPRequestHandler, route: str, pieces) -> None:
         try:
@@ -113,7 +124,7 @@ class Hostile:
     # ---- routes
 
     def _missing(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 404, b"missing")
+        send(h, 404, b"missing")
 
     def _drip(self, h: BaseHTTPRequestHandler) -> None:
         def pieces():
@@ -141,28 +152,28 @@ class Hostile:
         self._trickle(h, "/endless", pieces())
 
     def _bomb(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, bomb(), {"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+        send(h, 200, bomb(), {"Content-Encoding": "gzip", "Content-Type": "text/plain"})
 
     def _loop(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 302, b"", {"Location": "/loop"})
+        send(h, 302, b"", {"Location": "/loop"})
 
     def _to(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 302, b"", {"Location": h.path.split("?", 1)[1]})
+        send(h, 302, b"", {"Location": h.path.split("?", 1)[1]})
 
     def _text(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, b"plain text from " + self.url.encode())
+        send(h, 200, b"plain text from " + self.url.encode())
 
     def _nul(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, b"\x00" * 20_000)
+        send(h, 200, b"\x00" * 20_000)
 
     def _nul_gzip(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, gzip.compress(b"hello" + b"\x00" * 20_000), {"Content-Encoding": "gzip"})
+        send(h, 200, gzip.compress(b"hello" + b"\x00" * 20_000), {"Content-Encoding": "gzip"})
 
     def _deflate(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, zlib.compress(b"deflated text " * 100), {"Content-Encoding": "deflate"})
+        send(h, 200, zlib.compress(b"deflated text " * 100), {"Content-Encoding": "deflate"})
 
     def _utf16(self, h: BaseHTTPRequestHandler) -> None:
-        self._send(h, 200, "caf\u00e9 \u6587\u4ef6".encode("utf-16"), {"Content-Type": "text/plain; charset=utf-16"})
+        send(h, 200, "caf\u00e9 \u6587\u4ef6".encode("utf-16"), {"Content-Type": "text/plain; charset=utf-16"})
 
     def _chat(self, h: BaseHTTPRequestHandler) -> None:
         body = h.rfile.read(int(h.headers.get("Content-Length", 0)))
@@ -174,11 +185,19 @@ class Hostile:
         text = (text.replace("{auth}", auth).replace("{auth_json}", json.dumps(auth)[1:-1])
                 .replace("{auth_url}", quote(auth, safe=""))
                 .replace("{auth_u}", "".join(f"\\u{ord(c):04x}" for c in auth)))
-        self._send(h, status, text.encode(), {"Content-Type": "application/json", **headers})
+        send(h, status, text.encode(), {"Content-Type": "application/json", **headers})
+
+
+def completion_body(message: dict, usage: dict | None = None, finish_reason: str | None = None) -> str:
+    """A chat-completions body around ``message``."""
+    reason = finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
+    body: dict = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test",
+                  "choices": [{"index": 0, "finish_reason": reason, "message": message}]}
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body)
 
 
 def chat_reply(content: str) -> str:
     """A chat-completions body whose message content is ``content`` (placeholders kept)."""
-    return json.dumps({"id": "c", "object": "chat.completion",
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": content}}]})
+    return completion_body({"role": "assistant", "content": content})

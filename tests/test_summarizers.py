@@ -2,9 +2,7 @@
 
 import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +13,7 @@ from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_exc
 from nanohermes_nb.summarizers import find_paths, summary_prompt
 
 from builders import session
+from servers import completion_body, send, start_server
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -25,47 +24,30 @@ class ChatServer:
     def __init__(self):
         self.mode = "ok"
         self.requests = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
-                mode = server.mode
-                if mode == "sleep":
-                    time.sleep(1)
-                if mode == "http500":
-                    return self._send(500, b'{"error": {"message": "upstream exploded"}}')
-                if mode == "http401-echo":
-                    # a badly behaved server echoing the credential back
-                    return self._send(401, json.dumps({"error": "bad key " + self.headers["Authorization"]}).encode())
-                if mode == "not-json":
-                    return self._send(200, b"<html>gateway</html>")
-                if mode == "no-choices":
-                    return self._send(200, b'{"id": "x", "object": "chat.completion"}')
-                content = {"ok": "  The user wants X. Edited src/app.py.  \n", "empty": "   ", "null": None}.get(mode, "ok")
-                reply = {"id": "c1", "object": "chat.completion",
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                      "finish_reason": "stop"}]}
-                self._send(200, json.dumps(reply).encode())
-
-            def _send(self, code, payload):
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                try:
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = start_server("127.0.0.1", post=self._answer)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+
+    def _answer(self, h):
+        body = h.rfile.read(int(h.headers.get("Content-Length", 0)))
+        self.requests.append({"path": h.path, "headers": dict(h.headers), "body": json.loads(body)})
+        mode = self.mode
+        if mode == "sleep":
+            time.sleep(1)
+        if mode == "http500":
+            return self._send(h, 500, b'{"error": {"message": "upstream exploded"}}')
+        if mode == "http401-echo":
+            # a badly behaved server echoing the credential back
+            return self._send(h, 401, json.dumps({"error": "bad key " + h.headers["Authorization"]}).encode())
+        if mode == "not-json":
+            return self._send(h, 200, b"<html>gateway</html>")
+        if mode == "no-choices":
+            return self._send(h, 200, b'{"id": "x", "object": "chat.completion"}')
+        content = {"ok": "  The user wants X. Edited src/app.py.  \n", "empty": "   ", "null": None}.get(mode, "ok")
+        self._send(h, 200, completion_body({"role": "assistant", "content": content}).encode())
+
+    @staticmethod
+    def _send(h, code, payload):
+        send(h, code, payload, content_type="application/json")
 
     def close(self):
         self.httpd.shutdown()
