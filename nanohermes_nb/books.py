@@ -24,6 +24,7 @@ again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .budgets import over_budget
@@ -269,36 +270,58 @@ class _ProfileState:
             return self.diverged[position]
         return self.offset + self.base.found[position] + self.base.pend[position]
 
-    def rebase(self, head: Sequence, run: int, msgs: Sequence, stop: int, profile: str) -> int:
-        """Check the new context (``head``, whose items from ``run`` on are ``msgs[stop - len(head) + run:stop]``).
+    def rebase(self, walk: "_Walk", stop: int) -> int:
+        """Take the new context's counts from ``walk`` (its check after an event); the count at ``stop``.
 
-        Returns the problem count of the new context.
+        Before the walk converges, the counts are the walk's own; from there on,
+        the baseline's shifted by a constant.
         """
         base = self.base
+        if walk.converged is not None and walk.converged < stop:  # agreed before the request: all the baseline's
+            self.offset, self.converged_at, self.diverged = walk.offset, stop, {}
+            return self.count(stop)
+        self.diverged = {position: walk.counts[position - walk.start] for position in range(stop, walk.end)}
+        if walk.converged is not None:
+            self.offset, self.converged_at = walk.offset, walk.converged
+        else:  # never converged: every later position is known explicitly
+            self.diverged[walk.end] = walk.counts[walk.end - walk.start]
+            self.converged_at = walk.end + 1
+        return walk.counts[stop - walk.start]
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """A history check of a new context: what the policy wrote, then the transcript from ``start`` on.
+
+    It feeds the unchanged messages until the checker's state equals the
+    baseline's at the same message (``converged``, None if it never does) and
+    keeps the problem count before each of them (``counts[i]`` before message
+    ``start + i``), up to ``end``. Nothing in it depends on where the request
+    is, so one walk serves every setting that compacts with the same written
+    messages at the same place.
+    """
+
+    start: int
+    end: int
+    converged: int | None
+    offset: int
+    counts: tuple
+
+    @classmethod
+    def of(cls, written: Sequence, start: int, msgs: Sequence, base: _Baseline, profile: str) -> "_Walk":
         checker = HistoryChecker(profile)
-        for m in head[:run]:  # what the policy wrote or moved
+        for m in written:
             checker.feed(m)
-        j = stop - (len(head) - run)
-        while j < stop and checker.state() != base.state[j]:  # the unchanged run, until the checks agree
+        counts = []
+        j = start
+        while j < len(msgs) and checker.state() != base.state[j]:
+            counts.append(checker.problem_count())
             checker.feed(msgs[j])
             j += 1
-        self.diverged = {}
-        if j < stop:  # the checks agree from j on: the rest, and everything after, is the full check's
-            self.offset, self.converged_at = len(checker.found) - base.found[j], stop
-            return self.count(stop)
-        now = checker.problem_count()
-        position = stop
-        while position < len(msgs) and checker.state() != base.state[position]:
-            self.diverged[position] = checker.problem_count()
-            checker.feed(msgs[position])
-            position += 1
-        if checker.state() == base.state[position]:
-            self.offset = len(checker.found) - base.found[position]
-            self.converged_at = position
-        else:  # never converged: every later position is known explicitly
-            self.diverged[position] = checker.problem_count()
-            self.converged_at = position + 1
-        return now
+        counts.append(checker.problem_count())
+        if checker.state() == base.state[j]:
+            return cls(start, j, j, len(checker.found) - base.found[j], tuple(counts))
+        return cls(start, j, None, 0, tuple(counts))
 
 
 class HistoryBook(Book):
@@ -337,18 +360,17 @@ class HistoryBook(Book):
         while run > 0 and j > 0 and head[run - 1] is msgs[j - 1]:
             run, j = run - 1, j - 1
         # The check reads only what a checker reads of the written messages, and where the unchanged run
-        # lies; many settings of a sweep compact at the same place, so the outcome is remembered per transcript.
+        # starts; many settings of a sweep compact at the same place, so the walk is remembered per transcript.
         key = _written_signature(head[:run])
-        memo = self.session.cache.setdefault("rebase", {}) if key is not None else None
+        memo = self.session.cache.setdefault("walks", {}) if key is not None else None
         problems = {}
         for p, st in self.states.items():
-            found = memo.get((p, key, j, stop)) if memo is not None else None
-            if found is None:
-                problems[p] = st.rebase(head, run, msgs, stop, p)
-                if memo is not None:
-                    memo[(p, key, j, stop)] = (st.offset, st.converged_at, st.diverged, problems[p])
-            else:
-                st.offset, st.converged_at, st.diverged, problems[p] = found
+            walk = memo.get((p, key, j)) if memo is not None else None
+            if walk is None:
+                walk = _Walk.of(head[:run], j, msgs, st.base, p)
+                if memo is not None and len(walk.counts) <= 256:  # a walk that never converges stays unshared
+                    memo[(p, key, j)] = walk
+            problems[p] = st.rebase(walk, stop)
         return {"problems": problems}
 
     def totals(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from .budgets import over_budget
 from .messages import calls_of, render_call, role_of, text_of
 from .sizing import Meter, message_size
-from .summarizers import Summarizer, default_summarizer
+from .summarizers import RecordRun, Summarizer, default_summarizer
 
 __all__ = [
     "SUMMARY_HEADER",
@@ -33,6 +34,7 @@ __all__ = [
     "find_cut_backward",
     "build_excerpt",
     "excerpt_records",
+    "excerpt_parts",
     "compact",
     "compact_at",
     "CompactionResult",
@@ -93,21 +95,74 @@ def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool =
                     cache: dict | None = None) -> list[tuple[str, str]]:
     """The excerpt as ``(role, text)`` records, one per line it will hold.
 
-    ``cache`` (a dict kept for one transcript) remembers each message's records,
-    so that many compactions of the same messages build them once.
+    ``cache`` (a dict kept for one transcript, see ``excerpt_parts``) lets a run
+    of the transcript's own messages be read from records built once.
     """
-    records: list[tuple[str, str]] = []
-    if cache is None:
-        for m in messages:
-            records.extend(_records_of(m, tool_calls))
-        return records
-    seen = cache.setdefault(("records", tool_calls), {})  # id -> (message, its records)
-    for m in messages:
-        hit = seen.get(id(m))
-        if hit is None or hit[0] is not m:
-            hit = seen[id(m)] = (m, _records_of(m, tool_calls))
-        records.extend(hit[1])
-    return records
+    head, run = excerpt_parts(messages, tool_calls=tool_calls, cache=cache)
+    return head + list(run)
+
+
+def excerpt_parts(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
+                  cache: dict | None = None) -> tuple[list[tuple[str, str]], RecordRun]:
+    """The excerpt's records as the records of some leading messages, then a run of the transcript's.
+
+    When ``cache`` holds the transcript the contexts are built from (the engine
+    puts it under ``"transcript"``), the messages after the first few that are
+    not the transcript's (the summary a policy wrote) are usually a stretch of
+    it, ``transcript[p:q]``: their records are then a stretch of the transcript's
+    records, built once. Otherwise every record is in the first part.
+    """
+    transcript = cache.get("transcript") if cache is not None else None
+    if transcript is not None:
+        key = ("excerpt", tool_calls)
+        index = cache.get(key)
+        if index is None:
+            index = cache[key] = _ExcerptIndex(transcript, tool_calls)
+        found = index.locate(messages)
+        if found is not None:
+            k, p, q = found
+            return [r for m in messages[:k] for r in _records_of(m, tool_calls)], index.run(p, q)
+    return [r for m in messages for r in _records_of(m, tool_calls)], _NO_RUN
+
+
+class _ExcerptIndex:
+    """One transcript's excerpt records, built once: where each message is, and where its records start."""
+
+    def __init__(self, transcript: Sequence[Mapping[str, Any]], tool_calls: bool) -> None:
+        self.transcript = transcript
+        self.position = {id(m): i for i, m in enumerate(transcript)}
+        self.records: list[tuple[str, str]] = []
+        self.starts = [0]
+        for m in transcript:
+            self.records.extend(_records_of(m, tool_calls))
+            self.starts.append(len(self.records))
+        self.shared: dict = {}
+        self.token = next(_RUN_TOKENS)
+
+    def locate(self, messages: Sequence[Mapping[str, Any]]) -> tuple[int, int, int] | None:
+        """``(k, p, q)`` when ``messages[k:]`` equals ``transcript[p:q]`` and ``messages[:k]`` are not the
+        transcript's own objects; None when no such run ends the list."""
+        transcript, position = self.transcript, self.position
+        k = 0
+        while k < len(messages):
+            p = position.get(id(messages[k]))
+            if p is not None and transcript[p] is messages[k]:
+                break
+            k += 1
+        else:
+            return None
+        q = p + len(messages) - k
+        # equal messages give equal records; the comparison stops at the first difference
+        if q > len(transcript) or list(messages[k:]) != transcript[p:q]:
+            return None
+        return k, p, q
+
+    def run(self, p: int, q: int) -> RecordRun:
+        return RecordRun(self.records, self.starts[p], self.starts[q], self.shared, self.token)
+
+
+_RUN_TOKENS = itertools.count(1)
+_NO_RUN = RecordRun((), 0, 0, {}, 0)
 
 
 def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> str:
@@ -153,16 +208,19 @@ def summarize_dropped(
 ) -> _Summary:
     """Excerpt, one summarizer call, and the note; any failure gives the placeholder."""
     summarizer = summarizer or _default()
-    records = excerpt_records(dropped, tool_calls=excerpt_tool_calls, cache=cache)
-    if not records:
+    head, run = excerpt_parts(dropped, tool_calls=excerpt_tool_calls, cache=cache)
+    if not head and not len(run):
         return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
     try:
-        # a summarizer that reads records directly skips building the excerpt text
+        # a summarizer that reads records directly (or a run of them in place) skips building the excerpt text
+        span = getattr(summarizer, "summarize_span", None)
         direct = getattr(summarizer, "summarize_records", None)
-        if direct is not None:
-            reply = direct(records)
+        if span is not None:
+            reply = span(head, run)
+        elif direct is not None:
+            reply = direct(head + list(run))
         else:
-            reply = summarizer("".join(f"{role}: {text}\n" for role, text in records))
+            reply = summarizer("".join(f"{role}: {text}\n" for role, text in head + list(run)))
     except Exception as exc:  # any failure of the extra call must not break the agent loop
         return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
     if reply is None:

@@ -103,7 +103,9 @@ class Totals:
     @classmethod
     def of(cls, books: dict[str, Any]) -> "Totals":
         """Totals from the books' merged totals."""
-        names = {f.name for f in fields(cls)}
+        names = _TOTAL_FIELDS.get(cls)
+        if names is None:
+            names = _TOTAL_FIELDS[cls] = frozenset(f.name for f in fields(cls))
         return cls(**{k: v for k, v in books.items() if k in names})
 
     @property
@@ -157,6 +159,9 @@ class Totals:
         if self.cost_usd is not None:
             out.update({name: getattr(self, name) for name in TOTAL_COST_COLUMNS})
         return out
+
+
+_TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
 
 
 @dataclass(frozen=True)
@@ -346,8 +351,10 @@ class Replay:
     def env(self) -> PolicyEnv:
         s = self.session
         tokens = None if self.unit in ("cl100k", "o200k", "tokens_approx") else s.meter("cl100k")  # loads lazily
-        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens,
-                         s.cache.setdefault("policy", {}))
+        # the policy's scratch space for this transcript; it holds the transcript, so that compaction can
+        # read a dropped stretch of it from records built once (``compaction.excerpt_parts``)
+        cache = s.cache.get("policy") or s.cache.setdefault("policy", {"transcript": s.messages})
+        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens, cache)
 
     def totals(self) -> "Totals":
         """Run the loop keeping totals only (what a sweep needs)."""

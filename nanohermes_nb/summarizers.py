@@ -14,10 +14,12 @@ an empty string or an exception as failure and falls back to the placeholder not
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -29,6 +31,7 @@ __all__ = [
     "summary_prompt",
     "OpenAICompatibleSummarizer",
     "ExtractiveSummarizer",
+    "RecordRun",
     "PlaceholderSummarizer",
     "default_summarizer",
     "parse_excerpt",
@@ -324,6 +327,7 @@ def _features(role: str, text: str) -> _Features:
     return _Features(role, goal, decisions, paths, last_sentence, first_line, carried)
 
 
+@functools.lru_cache(maxsize=256)  # every summary of a transcript restates the same goal
 def _goal_line(text: str) -> str:
     return " ".join(_clip_words(text, 70).split())
 
@@ -368,10 +372,26 @@ class ExtractiveSummarizer:
         reuses the first summary (keyed by the records' count and hash, which
         reads each text's hash kept on the string: the memo keeps no text alive).
         """
-        key = (len(records), hash(tuple(records)))
+        return self._remember((len(records), hash(tuple(records))), lambda: self._summarize(records))
+
+    def summarize_span(self, head: list[tuple[str, str]], run: "RecordRun") -> str | None:
+        """The same summary as ``summarize_records(head + list(run))``, without walking the run.
+
+        ``run`` is a stretch of one transcript's excerpt records. What the summary
+        takes from a stretch (the first goal, the last few new decisions and paths,
+        the last assistant and tool records) is read from an index of the whole
+        transcript built once, so a compaction costs what the summary holds, not
+        what it dropped.
+        """
+        if not len(run) or self.max_decisions <= 0 or self.max_paths <= 0:  # [-0:] keeps all: the plain fold
+            return self.summarize_records(list(head) + list(run))
+        key = (len(head), hash(tuple(head)), run.token, run.lo, run.hi)
+        return self._remember(key, lambda: self._summarize_span(head, run))
+
+    def _remember(self, key: tuple, make: Callable[[], str | None]) -> str | None:
         hit = self._memo.get(key, _MISSING)
         if hit is _MISSING:
-            hit = self._summarize(records)
+            hit = make()
             if len(self._memo) >= 50_000:
                 self._memo.clear()
             self._memo[key] = hit
@@ -381,27 +401,42 @@ class ExtractiveSummarizer:
         feats = [self._feature(r, t) for r, t in records if t]
         if not feats:
             return None
-        carried: dict = {}
-        for f in feats:
-            if f.carried and not carried:
-                carried = f.carried
-        goal = _goal_line(carried["Goal"]) if carried.get("Goal") else next((f.goal for f in feats if f.goal is not None), "")
-
-        decisions: list[str] = [d.strip() for d in carried.get("Decisions", "").split(" | ")
-                                if d.strip() and d.strip() != "none recorded"]
-        paths: dict[str, None] = {}
-        for p in carried.get("Files", "").split(", "):
-            if p.strip() and p.strip() != "none mentioned":
-                paths.setdefault(p.strip(), None)
-        for f in feats:
-            decisions.extend(f.decisions)
-            for p in f.paths:
-                paths.setdefault(p, None)
-        decisions = list(dict.fromkeys(decisions))[-self.max_decisions:]
-        path_list = list(paths)[-self.max_paths:]
-
+        carried = next((f.carried for f in feats if f.carried), {})
+        goal = next((f.goal for f in feats if f.goal is not None), "")
+        decisions = _distinct(_carried_decisions(carried) + [d for f in feats for d in f.decisions])
+        paths = _distinct(_carried_paths(carried) + [p for f in feats for p in f.paths])
         last_assistant = next((f for f in reversed(feats) if f.role == "assistant"), None)
         last_tool = next((f for f in reversed(feats) if f.role == "tool"), None)
+        return self._compose(carried, goal, decisions[-self.max_decisions:], paths[-self.max_paths:],
+                             last_assistant, last_tool)
+
+    def _summarize_span(self, head: list[tuple[str, str]], run: "RecordRun") -> str | None:
+        index = run.shared.get("extractive")
+        if index is None:
+            index = run.shared["extractive"] = _RunIndex(self._feature, run.records)
+        lo, hi = run.lo, run.hi
+        index.extend(hi)
+        feats = [self._feature(r, t) for r, t in head if t]
+        if not feats and index.texts[hi] == index.texts[lo]:
+            return None
+        carried = next((f.carried for f in feats if f.carried), None)
+        if carried is None:
+            carried = index.first(index.carried_at, lo, hi, lambda f: f.carried, {})
+        goal = next((f.goal for f in feats if f.goal is not None), None)
+        if goal is None:
+            goal = index.first(index.goal_at, lo, hi, lambda f: f.goal, "")
+        decisions = _last_distinct(_carried_decisions(carried) + [d for f in feats for d in f.decisions],
+                                   index.decisions, index.decision_start[lo], index.decision_start[hi],
+                                   self.max_decisions)
+        paths = _last_distinct(_carried_paths(carried) + [p for f in feats for p in f.paths],
+                               index.paths, index.path_start[lo], index.path_start[hi], self.max_paths)
+        return self._compose(carried, goal, decisions, paths, index.last(index.last_assistant, lo, hi, feats, "assistant"),
+                             index.last(index.last_tool, lo, hi, feats, "tool"))
+
+    def _compose(self, carried: dict, goal: str, decisions: list[str], paths: list[str],
+                 last_assistant: _Features | None, last_tool: _Features | None) -> str:
+        if carried.get("Goal"):
+            goal = _goal_line(carried["Goal"])
         state_bits = []
         if last_assistant is not None:
             state_bits.append(_clip_words(last_assistant.last_sentence, 35))
@@ -412,21 +447,161 @@ class ExtractiveSummarizer:
         lines = [
             f"Goal: {goal or 'unknown'}",
             f"Decisions: {' | '.join(decisions) if decisions else 'none recorded'}",
-            f"Files: {', '.join(path_list) if path_list else 'none mentioned'}",
+            f"Files: {', '.join(paths) if paths else 'none mentioned'}",
             f"State: {state}",
         ]
         return _fit_words(lines, self.max_words)
 
 
+@dataclass(frozen=True)
+class RecordRun(Sequence):
+    """``records[lo:hi]``: a stretch of one transcript's excerpt records, read in place.
+
+    ``shared`` lives as long as ``records``: a summarizer keeps there what it
+    derives from the whole transcript. ``token`` names ``records`` for the life of
+    the process (a summary memo's key), so two transcripts never share a key.
+    """
+
+    records: Sequence[tuple[str, str]]
+    lo: int
+    hi: int
+    shared: dict = field(repr=False, compare=False)
+    token: int = 0
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    def __getitem__(self, k):  # type: ignore[override]
+        return self.records[self.lo:self.hi][k]
+
+    def __iter__(self):
+        return iter(self.records[self.lo:self.hi])
+
+
+class _RunIndex:
+    """A transcript's excerpt records as the extractive summary reads them, for any stretch ``lo:hi``.
+
+    Built record by record, only as far as a compaction has reached. Per record:
+    its features; the decisions and paths in order, each with where the same one
+    was last seen (a run's new ones are those last seen before it starts); and the
+    last assistant and tool record up to each position.
+    """
+
+    def __init__(self, feature: Callable[[str, str], _Features], records: Sequence[tuple[str, str]]) -> None:
+        self.feature, self.records = feature, records
+        self.feats: list[_Features | None] = []
+        self.texts = [0]  # records with text before each position
+        self.decisions, self.decision_start = _Sequence(), [0]
+        self.paths, self.path_start = _Sequence(), [0]
+        self.carried_at: list[int] = []
+        self.goal_at: list[int] = []
+        self.last_assistant, self.last_tool = [-1], [-1]
+
+    def extend(self, hi: int) -> None:
+        for j in range(len(self.feats), hi):
+            role, text = self.records[j]
+            f = self.feature(role, text) if text else None
+            self.feats.append(f)
+            self.texts.append(self.texts[-1] + (f is not None))
+            if f is not None:
+                self.decisions.extend(f.decisions)
+                self.paths.extend(f.paths)
+                if f.carried:
+                    self.carried_at.append(j)
+                if f.goal is not None:
+                    self.goal_at.append(j)
+            self.decision_start.append(len(self.decisions.items))
+            self.path_start.append(len(self.paths.items))
+            self.last_assistant.append(j if f is not None and f.role == "assistant" else self.last_assistant[-1])
+            self.last_tool.append(j if f is not None and f.role == "tool" else self.last_tool[-1])
+
+    def first(self, positions: list[int], lo: int, hi: int, value: Callable[[_Features], Any], default: Any) -> Any:
+        """``value`` of the first record in ``lo:hi`` listed in ``positions``, else ``default``."""
+        k = bisect_left(positions, lo)
+        return value(self.feats[positions[k]]) if k < len(positions) and positions[k] < hi else default
+
+    def last(self, last_at: list[int], lo: int, hi: int, head: list[_Features], role: str) -> _Features | None:
+        """The last record of ``role`` in the head then the run: the run's, else the head's."""
+        j = last_at[hi]
+        if j >= lo:
+            return self.feats[j]
+        return next((f for f in reversed(head) if f.role == role), None)
+
+
+class _Sequence:
+    """Items in order, each with the position where the same item was last seen before (-1: never)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.previous: list[int] = []
+        self._last: dict[str, int] = {}
+
+    def extend(self, items: Sequence[str]) -> None:
+        for item in items:
+            self.previous.append(self._last.get(item, -1))
+            self._last[item] = len(self.items)
+            self.items.append(item)
+
+
+def _distinct(items: list[str]) -> list[str]:
+    """``items`` without repeats, each where it first appears."""
+    return list(dict.fromkeys(items))
+
+
+def _last_distinct(head: list[str], seq: _Sequence, a: int, b: int, n: int) -> list[str]:
+    """``_distinct(head + seq.items[a:b])[-n:]``, reading ``seq`` from ``b`` back only as far as it must.
+
+    An item of ``a:b`` first appears there where it was not seen since before
+    ``a``; walking back from ``b`` collects those (not already in ``head``) until
+    ``n`` are found, and ``head``'s last ones fill the rest.
+    """
+    first = _distinct(head)
+    known = set(first)
+    items, previous = seq.items, seq.previous
+    tail: list[str] = []
+    q = b - 1
+    while q >= a and len(tail) < n:
+        if previous[q] < a and items[q] not in known:
+            tail.append(items[q])
+        q -= 1
+    tail.reverse()
+    need = n - len(tail)
+    return (first[-need:] if need else []) + tail
+
+
+def _carried_decisions(carried: dict) -> list[str]:
+    """The decisions an earlier summary carried, in order."""
+    out = []
+    for d in carried.get("Decisions", "").split(" | "):
+        d = d.strip()
+        if d and d != "none recorded":
+            out.append(d)
+    return out
+
+
+def _carried_paths(carried: dict) -> list[str]:
+    """The file paths an earlier summary carried, in order."""
+    out = []
+    for p in carried.get("Files", "").split(", "):
+        p = p.strip()
+        if p and p != "none mentioned":
+            out.append(p)
+    return out
+
+
 def _fit_words(lines: list[str], max_words: int) -> str:
-    """Join lines, trimming the longest ones until the whole fits ``max_words``."""
-    words = [ln.split(" ") for ln in lines]
-    while sum(len(w) for w in words) > max_words:
-        longest = max(range(len(words)), key=lambda k: len(words[k]))
-        words[longest] = words[longest][: max(2, len(words[longest]) - 10)]
-        if sum(len(w) for w in words) > max_words and all(len(w) <= 2 for w in words):
+    """Join lines, trimming the longest ones until the whole fits ``max_words``.
+
+    A word is what ``split(" ")`` gives, and a line is only ever cut at its end,
+    so the trimming runs on word counts and only a line that was cut is split.
+    """
+    counts = [ln.count(" ") + 1 for ln in lines]
+    while sum(counts) > max_words:
+        longest = max(range(len(counts)), key=counts.__getitem__)
+        counts[longest] = min(counts[longest], max(2, counts[longest] - 10))
+        if sum(counts) > max_words and all(c <= 2 for c in counts):
             break
-    return "\n".join(" ".join(w) for w in words)
+    return "\n".join(ln if c == ln.count(" ") + 1 else " ".join(ln.split(" ")[:c]) for ln, c in zip(lines, counts))
 
 
 def default_summarizer() -> Summarizer:

@@ -1,6 +1,7 @@
 """Engine v2: one trigger, policies as configured objects, apply_policy, and the sweep on any executor."""
 
 import concurrent.futures as cf
+import itertools
 import json
 
 import pandas as pd
@@ -151,7 +152,29 @@ def test_history_checks_remembered_across_settings_equal_fresh_ones():
         events += len(fresh.compactions)
         counted += sum(sum(e.problems.values()) for e in fresh.compactions)
     assert events and counted
-    assert len(shared.cache["rebase"]) < events * len(nh.PROFILES)  # some checks were reused
+    assert len(shared.cache["walks"]) < events * len(nh.PROFILES)  # some checks were reused
+
+
+def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
+    """The history book's counts, however they were shared between settings, equal a checker run over the
+    whole context each request sent, for every profile (one session shared by all settings, as in a sweep)."""
+    from nanohermes_nb.history import HistoryChecker
+
+    checked = 0
+    for path in corpus.files:
+        rec = RecordedSession.of(nh.load_transcript(path))
+        for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
+            ledger = replay(rec, budget=budget, keep_recent=keep, retention=False, prefix_reuse=False)
+            for r in range(1, ledger.totals.requests + 1):
+                context = ledger.context(r)
+                for profile in nh.PROFILES:
+                    checker = HistoryChecker(profile)
+                    for m in context:
+                        checker.feed(m)
+                    assert ledger.requests[f"problems_{profile}"].iloc[r - 1] == checker.problem_count(), \
+                        (path.name, budget, keep, r, profile)
+                    checked += 1
+    assert checked
 
 
 # --- sweeps: executors, Dask, streaming, skipped files ----------------------------------------
