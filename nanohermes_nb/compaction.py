@@ -126,16 +126,14 @@ def excerpt_parts(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
 
 
 class _ExcerptIndex:
-    """One transcript's excerpt records, built once: where each message is, and where its records start."""
+    """One transcript's excerpt records, built once (as far as a run has asked): where each message is, and
+    where its records start."""
 
     def __init__(self, transcript: Sequence[Mapping[str, Any]], tool_calls: bool) -> None:
-        self.transcript = transcript
+        self.transcript, self.tool_calls = transcript, tool_calls
         self.position = {id(m): i for i, m in enumerate(transcript)}
         self.records: list[tuple[str, str]] = []
         self.starts = [0]
-        for m in transcript:
-            self.records.extend(_records_of(m, tool_calls))
-            self.starts.append(len(self.records))
         self.shared: dict = {}
         self.token = next(_RUN_TOKENS)
 
@@ -158,6 +156,9 @@ class _ExcerptIndex:
         return k, p, q
 
     def run(self, p: int, q: int) -> RecordRun:
+        for m in self.transcript[len(self.starts) - 1:q]:
+            self.records.extend(_records_of(m, self.tool_calls))
+            self.starts.append(len(self.records))
         return RecordRun(self.records, self.starts[p], self.starts[q], self.shared, self.token)
 
 
@@ -395,7 +396,7 @@ def compact(
     ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
     ``Meter`` in another unit to trigger on characters or tokens instead.
     ``size`` is the context's size in that unit when the caller already knows it;
-    ``cache`` is a dict kept across calls on the same transcript (see ``excerpt_records``).
+    ``cache`` is a dict kept across calls on the same transcript (see ``excerpt_parts``).
     """
     if cut not in CUT_DIRECTIONS:
         raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")

@@ -403,17 +403,18 @@ class ExtractiveSummarizer:
             return None
         carried = next((f.carried for f in feats if f.carried), {})
         goal = next((f.goal for f in feats if f.goal is not None), "")
-        decisions = _distinct(_carried_decisions(carried) + [d for f in feats for d in f.decisions])
-        paths = _distinct(_carried_paths(carried) + [p for f in feats for p in f.paths])
+        decisions = _distinct(_carried(carried, "Decisions") + [d for f in feats for d in f.decisions])
+        paths = _distinct(_carried(carried, "Files") + [p for f in feats for p in f.paths])
         last_assistant = next((f for f in reversed(feats) if f.role == "assistant"), None)
         last_tool = next((f for f in reversed(feats) if f.role == "tool"), None)
         return self._compose(carried, goal, decisions[-self.max_decisions:], paths[-self.max_paths:],
                              last_assistant, last_tool)
 
     def _summarize_span(self, head: list[tuple[str, str]], run: "RecordRun") -> str | None:
-        index = run.shared.get("extractive")
+        key = ("extractive", type(self))  # a subclass may read records its own way: its own index
+        index = run.shared.get(key)
         if index is None:
-            index = run.shared["extractive"] = _RunIndex(self._feature, run.records)
+            index = run.shared[key] = _RunIndex(self._feature, run.records)
         lo, hi = run.lo, run.hi
         index.extend(hi)
         feats = [self._feature(r, t) for r, t in head if t]
@@ -425,13 +426,14 @@ class ExtractiveSummarizer:
         goal = next((f.goal for f in feats if f.goal is not None), None)
         if goal is None:
             goal = index.first(index.goal_at, lo, hi, lambda f: f.goal, "")
-        decisions = _last_distinct(_carried_decisions(carried) + [d for f in feats for d in f.decisions],
+        decisions = _last_distinct(_carried(carried, "Decisions") + [d for f in feats for d in f.decisions],
                                    index.decisions, index.decision_start[lo], index.decision_start[hi],
                                    self.max_decisions)
-        paths = _last_distinct(_carried_paths(carried) + [p for f in feats for p in f.paths],
+        paths = _last_distinct(_carried(carried, "Files") + [p for f in feats for p in f.paths],
                                index.paths, index.path_start[lo], index.path_start[hi], self.max_paths)
-        return self._compose(carried, goal, decisions, paths, index.last(index.last_assistant, lo, hi, feats, "assistant"),
-                             index.last(index.last_tool, lo, hi, feats, "tool"))
+        last_assistant = index.last(index.last_assistant, lo, hi, feats, "assistant")
+        last_tool = index.last(index.last_tool, lo, hi, feats, "tool")
+        return self._compose(carried, goal, decisions, paths, last_assistant, last_tool)
 
     def _compose(self, carried: dict, goal: str, decisions: list[str], paths: list[str],
                  last_assistant: _Features | None, last_tool: _Features | None) -> str:
@@ -569,24 +571,13 @@ def _last_distinct(head: list[str], seq: _Sequence, a: int, b: int, n: int) -> l
     return (first[-need:] if need else []) + tail
 
 
-def _carried_decisions(carried: dict) -> list[str]:
-    """The decisions an earlier summary carried, in order."""
-    out = []
-    for d in carried.get("Decisions", "").split(" | "):
-        d = d.strip()
-        if d and d != "none recorded":
-            out.append(d)
-    return out
+def _carried(carried: dict, label: str) -> list[str]:
+    """The decisions or file paths an earlier summary carried, in order (without its "none" filler)."""
+    sep, filler = _CARRIED_LISTS[label]
+    return [x for x in (item.strip() for item in carried.get(label, "").split(sep)) if x and x != filler]
 
 
-def _carried_paths(carried: dict) -> list[str]:
-    """The file paths an earlier summary carried, in order."""
-    out = []
-    for p in carried.get("Files", "").split(", "):
-        p = p.strip()
-        if p and p != "none mentioned":
-            out.append(p)
-    return out
+_CARRIED_LISTS = {"Decisions": (" | ", "none recorded"), "Files": (", ", "none mentioned")}
 
 
 def _fit_words(lines: list[str], max_words: int) -> str:
