@@ -14,7 +14,6 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -135,7 +134,6 @@ class _ExcerptIndex:
         self.records: list[tuple[str, str]] = []
         self.starts = [0]
         self.shared: dict = {}
-        self.token = next(_RUN_TOKENS)
 
     def locate(self, messages: Sequence[Mapping[str, Any]]) -> tuple[int, int, int] | None:
         """``(k, p, q)`` when ``messages[k:]`` equals ``transcript[p:q]`` and ``messages[:k]`` are not the
@@ -159,11 +157,10 @@ class _ExcerptIndex:
         for m in self.transcript[len(self.starts) - 1:q]:
             self.records.extend(_records_of(m, self.tool_calls))
             self.starts.append(len(self.records))
-        return RecordRun(self.records, self.starts[p], self.starts[q], self.shared, self.token)
+        return RecordRun(self.records, self.starts[p], self.starts[q], self.shared)
 
 
-_RUN_TOKENS = itertools.count(1)
-_NO_RUN = RecordRun((), 0, 0, {}, 0)
+_NO_RUN = RecordRun((), 0, 0, {})
 
 
 def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> str:

@@ -385,16 +385,20 @@ class ExtractiveSummarizer:
         """
         if not len(run) or self.max_decisions <= 0 or self.max_paths <= 0:  # [-0:] keeps all: the plain fold
             return self.summarize_records(list(head) + list(run))
-        key = (len(head), hash(tuple(head)), run.token, run.lo, run.hi)
-        return self._remember(key, lambda: self._summarize_span(head, run))
+        # remembered with the transcript (``run.shared``), not here: a sweep over thousands of transcripts
+        # must not keep every transcript's summaries alive
+        memo = run.shared.setdefault(("summaries", type(self), self.max_words, self.max_decisions, self.max_paths), {})
+        key = (len(head), hash(tuple(head)), run.lo, run.hi)
+        return self._remember(key, lambda: self._summarize_span(head, run), memo)
 
-    def _remember(self, key: tuple, make: Callable[[], str | None]) -> str | None:
-        hit = self._memo.get(key, _MISSING)
+    def _remember(self, key: tuple, make: Callable[[], str | None], memo: dict | None = None) -> str | None:
+        memo = self._memo if memo is None else memo
+        hit = memo.get(key, _MISSING)
         if hit is _MISSING:
             hit = make()
-            if len(self._memo) >= 50_000:
-                self._memo.clear()
-            self._memo[key] = hit
+            if len(memo) >= 50_000:
+                memo.clear()
+            memo[key] = hit
         return hit
 
     def _summarize(self, records: list[tuple[str, str]]) -> str | None:
@@ -460,15 +464,13 @@ class RecordRun(Sequence):
     """``records[lo:hi]``: a stretch of one transcript's excerpt records, read in place.
 
     ``shared`` lives as long as ``records``: a summarizer keeps there what it
-    derives from the whole transcript. ``token`` names ``records`` for the life of
-    the process (a summary memo's key), so two transcripts never share a key.
+    derives from the whole transcript, and the summaries it has made of it.
     """
 
     records: Sequence[tuple[str, str]]
     lo: int
     hi: int
     shared: dict = field(repr=False, compare=False)
-    token: int = 0
 
     def __len__(self) -> int:
         return self.hi - self.lo

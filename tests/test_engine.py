@@ -177,6 +177,21 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
     assert checked
 
 
+def test_a_transcripts_summaries_are_kept_with_it_not_by_the_shared_summarizer():
+    """A sweep over thousands of transcripts must not keep every transcript's summaries alive: those made
+    from a stretch of a transcript are remembered in that transcript's cache and go with it."""
+    from nanohermes_nb.compaction import _default
+
+    memo = _default()._memo
+    before = len(memo)
+    rec = RecordedSession.of(session(12, body="x" * 900))
+    ledgers = [replay(session(12, body=f"log {k} " * 150), budget=4_000) for k in range(20)]
+    ledgers.append(replay(rec, budget=4_000))
+    assert all(ledger.totals.summarizer_calls for ledger in ledgers)
+    assert len(memo) == before
+    assert any(k[0] == "summaries" for k in rec.cache["policy"][("excerpt", False)].shared)
+
+
 # --- sweeps: executors, Dask, streaming, skipped files ----------------------------------------
 
 
