@@ -38,6 +38,7 @@ __all__ = [
     "compact_at",
     "CompactionResult",
     "summarize_dropped",
+    "ask_summarizer",
     "rust_trim",
     "is_summary_message",
 ]
@@ -210,15 +211,7 @@ def summarize_dropped(
     if not head and not len(run):
         return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
     try:
-        # a summarizer that reads records directly (or a run of them in place) skips building the excerpt text
-        span = getattr(summarizer, "summarize_span", None)
-        direct = getattr(summarizer, "summarize_records", None)
-        if span is not None:
-            reply = span(head, run)
-        elif direct is not None:
-            reply = direct(head + list(run))
-        else:
-            reply = summarizer("".join(f"{role}: {text}\n" for role, text in head + list(run)))
+        reply = ask_summarizer(summarizer, head, run)
     except Exception as exc:  # any failure of the extra call must not break the agent loop
         return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
     if reply is None:
@@ -229,6 +222,23 @@ def summarize_dropped(
     if not reply:
         return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned an empty reply")
     return _Summary(f"{SUMMARY_HEADER}\n{reply}", True, None)
+
+
+def ask_summarizer(summarizer: Summarizer, records: list[tuple[str, str]], run: RecordRun = _NO_RUN) -> Any:
+    """The one summarizer call on the excerpt ``records`` then ``run``, in the form the summarizer reads best.
+
+    A run of a transcript's records goes in place to a summarizer that reads
+    runs (``summarize_span``); records go as records to one that reads them
+    (``summarize_records``), skipping the excerpt text; any other callable gets
+    the text. Exceptions propagate: each policy has its own rule for a failed call.
+    """
+    span = getattr(summarizer, "summarize_span", None)
+    if span is not None and len(run):
+        return span(records, run)
+    direct = getattr(summarizer, "summarize_records", None)
+    if direct is not None:
+        return direct(records + list(run))
+    return summarizer("".join(f"{role}: {text}\n" for role, text in records + list(run)))
 
 
 _DEFAULT: list[Summarizer] = []

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..compaction import excerpt_records
+from ..compaction import ask_summarizer, excerpt_records
 from ..messages import Message, pair_tool_results, tool_call_of
 from ..summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
@@ -347,9 +347,7 @@ class HermesAgentPolicy(Policy):
         summarizer = env.summarizer or default_summarizer()
         failure = None
         try:
-            direct = getattr(summarizer, "summarize_records", None)
-            reply = direct(records) if direct is not None else summarizer(
-                "".join(f"{role}: {text}\n" for role, text in records))
+            reply = ask_summarizer(summarizer, records)
             if not isinstance(reply, str) or not reply.strip():
                 failure = "the summarizer returned no text"
         except Exception as exc:  # a failed extra call must not break the agent loop (hermes: fallback)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from collections.abc import Sequence
 from typing import ClassVar
 
-from ..compaction import PLACEHOLDER_NOTE, excerpt_records, register_summary_prefix
+from ..compaction import PLACEHOLDER_NOTE, ask_summarizer, excerpt_records, register_summary_prefix
 from ..messages import Message, call_id, calls_of, role_of
 from ..summarizers import Summarizer, default_summarizer
 from .base import Event, Policy, PolicyEnv, make_event, register
@@ -84,9 +84,7 @@ def _ask(summarizer: Summarizer, messages: Sequence[Message]) -> _Summary:
     """One summarizer call on the messages LangChain would send (tool calls included, as its prompt shows them)."""
     records = excerpt_records(messages, tool_calls=True)
     try:
-        direct = getattr(summarizer, "summarize_records", None)
-        reply = direct(records) if direct is not None else summarizer(
-            "".join(f"{role}: {text}\n" for role, text in records))
+        reply = ask_summarizer(summarizer, records)
     except Exception as exc:  # LangChain lets the error end the agent step; a replay records it
         return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
     if not isinstance(reply, str):
