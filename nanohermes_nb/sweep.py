@@ -3,7 +3,8 @@
 A sweep is sharded by transcript. Each transcript is loaded once (in the worker,
 when a path is given), cut into requests once, and every message measured once;
 all the settings of that transcript then replay against those prefix sums, and
-the loop visits only the requests where a policy acts. Rows come back in the
+the loop visits only the requests where a policy acts; settings whose budget
+the transcript never exceeds share one replay. Rows come back in the
 order the transcripts were given, whatever the executor, and can stream to a
 CSV or Parquet file so that a sweep over thousands of transcripts never holds
 all rows or all transcripts in memory.
@@ -30,7 +31,7 @@ from .history import PROFILES
 from .ledger import TOTAL_COST_COLUMNS, Replay, Totals, check_settings
 from .policies import Policy, accepts_option, resolve_policy
 from .pricing import Pricing, get_pricing
-from .recorded import RecordedSession
+from .recorded import Context, RecordedSession
 from .summarizers import Summarizer
 
 __all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped", "sweep_columns"]
@@ -191,10 +192,18 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
     rows = []
+    # a setting whose trigger never fires replays the transcript untouched: its totals are the same
+    # whatever the policy and the budget, so they are counted once per pricing
+    untouched: dict[int, Totals] = {}
     for s in job.settings:
-        for price in job.pricings or (None,):  # the session's sizes and tokens are shared by every pricing
-            totals: Totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
-                                    job.retention, job.prefix_reuse, price, job.needed_later).totals()
+        quiet = session.first_over_budget(Context(), 0, job.unit, s.budget) is None
+        for k, price in enumerate(job.pricings or (None,)):  # the session's sizes and tokens serve every pricing
+            totals = untouched.get(k) if quiet else None
+            if totals is None:
+                totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
+                                job.retention, job.prefix_reuse, price, job.needed_later).totals()
+                if quiet:
+                    untouched[k] = totals
             label = s.policy.label
             row = {"transcript": source.name, "policy": s.policy.name,
                    "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",

@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from nanohermes_nb import DEFAULT_BUDGETS, Budgets, caps_table, clamp, clamp_report, context_size, measure, message_size
 from nanohermes_nb.sizing import Meter, count_tokens, measure_each, request_bytes, serialize, shared_prefix_bytes
@@ -20,6 +21,15 @@ def test_message_size_is_spec_formula():
     assert message_size(m) == spec_size(m)
     # hand count: quotes, newline, tab and backslash are escaped (2 bytes each)
     assert serialize(m) == '{"role":"tool","tool_call_id":"c1","content":"line \\"one\\"\\n\\tline two\\\\"}'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.one_of(st.text(), st.none(), st.integers(),
+                                                       st.lists(st.text(max_size=5), max_size=3)), max_size=4))
+def test_serialize_equals_compact_json_dumps(m):
+    """Messages of text fields are written (and counted) field by field; any other goes to the encoder: same text."""
+    assert serialize(m) == json.dumps(m, ensure_ascii=False, separators=(",", ":"))
+    assert message_size(m) == spec_size(m)  # counted field by field when every field is text
 
 
 def test_chinese_is_three_bytes_a_character():

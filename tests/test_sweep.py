@@ -46,3 +46,23 @@ def test_sweep_over_a_transcript_folder(corpus):
     big = frame[frame["transcript"] == corpus.largest().name]
     assert len(big) == 2 and (big["compactions"] >= 1).all()
     assert (frame["cumulative_input"] <= frame["cumulative_input_no_compaction"]).all()
+
+
+def test_settings_that_never_compact_equal_their_own_replays():
+    """A setting whose trigger never fires is counted once per transcript and pricing; each row still equals its
+    replay, whatever the policy, the budget and the pricing."""
+    import nanohermes_nb as nh
+
+    named = [("a", session(15, body="x" * 900, n_calls=2)), ("b", session(8, body="y" * 3000))]
+    prices = ["gpt-4.1", "claude-sonnet-4.5"]
+    frame = sweep(named, budgets=[6_000, 10**6, 10**7], policies=list(nh.POLICIES), pricing=prices,
+                  needed_later=True, retention=True, tokens=["tokens_approx"], summarizer=lambda e: "S")
+    untouched = frame[frame["compactions"] == 0]
+    assert untouched["policy"].nunique() == len(nh.POLICIES) and untouched["budget"].nunique() >= 2
+    assert (frame["compactions"] > 0).any()
+    assert list(frame["pricing"]) == prices * (len(frame) // 2)  # one row per setting and pricing, in order
+    for k, row in frame.iterrows():
+        L = replay(dict(named)[row["transcript"]], budget=int(row["budget"]), policy=row["policy"],
+                   pricing=prices[k % 2], needed_later=True, tokens=["tokens_approx"], summarizer=lambda e: "S")
+        for key, value in L.totals.as_dict().items():
+            assert row[key] == value or (value is None and row[key] != row[key]), (row["policy"], key)
