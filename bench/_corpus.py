@@ -13,6 +13,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENDORED = ROOT / "data" / "transcripts"
 
+# issue #10's 100-setting sweep: 10 budgets x 10 keep_recent
+BUDGETS = [20_000 * k for k in range(1, 11)]
+KEEPS = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+
+# the floor every cold figure is a ratio to, as source for the benchmarks' child processes (which define
+# ``paths``): what any replay must do at least -- read the files, ``json.loads``, serialize every message once
+FLOOR = """
+def floor():
+    for p in paths:
+        for m in json.loads(p.read_bytes()):
+            json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode()
+"""
+
 
 def corpus() -> Path:
     """The folder the benchmarks read (see the module docstring)."""

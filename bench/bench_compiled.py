@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import corpus, files  # noqa: E402
+from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
 MODULES = ["sizing", "summarizers", "books", "compaction", "ledger", "recorded", "history", "costbook", "messages",
            "policies/nanohermes"]
@@ -66,19 +66,15 @@ compiled = nh.sizing.__file__.endswith(".so")
 def cpu(fn):
     t = time.process_time(); fn(); return time.process_time() - t
 
-def floor():
-    for p in paths:
-        for m in json.loads(p.read_bytes()):
-            json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode()
-
+%(floor)s
 kw = {} if corner == "default" else {"profiles": (), "prefix_reuse": False}
 rows = []
 f = cpu(floor)
-s = cpu(lambda: rows.append(nh.sweep([str(p) for p in paths], budgets=[20_000 * k for k in range(1, 11)],
-                                     keep_recent=[2, 4, 6, 8, 10, 12, 14, 16, 18, 20], **kw)))
+s = cpu(lambda: rows.append(nh.sweep([str(p) for p in paths], budgets=%(budgets)r,
+                                     keep_recent=%(keeps)r, **kw)))
 pickle.dump(rows[0], open(out, "wb"))
 print(json.dumps({"ratio": s / f, "compiled": compiled}))
-"""
+""" % {"budgets": BUDGETS, "keeps": KEEPS, "floor": FLOOR}
 
 
 def fail(message: str) -> None:
@@ -129,8 +125,9 @@ def main() -> None:
         fail("needs mypy (pip install mypy) and a C compiler")
     import pandas as pd
 
-    paths = files(corpus())
-    print(f"corpus: {corpus()} ({len(paths)} transcripts); {runs} cold runs per corner, interleaved")
+    folder = corpus()
+    paths = files(folder)
+    print(f"corpus: {folder} ({len(paths)} transcripts); {runs} cold runs per corner, interleaved")
     with tempfile.TemporaryDirectory() as tmp:
         built = compiled_copy(Path(tmp))
         print(f"compiled {len(MODULES)} modules with mypyc: {', '.join(MODULES)}")

@@ -35,10 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import corpus, files  # noqa: E402
-
-BUDGETS = [20_000 * k for k in range(1, 11)]
-KEEPS = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
 
 # --- one cold measurement, run in a child process ------------------------------------------------
@@ -58,11 +55,7 @@ mode = mode.split("+")[0]
 def clocks():
     return time.perf_counter(), time.process_time()
 
-def floor():
-    for p in paths:
-        for m in json.loads(p.read_bytes()):
-            json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode()
-
+%(floor)s
 def work():
     if mode == "sweep":
         nh.sweep([str(p) for p in paths], budgets=%(budgets)r, keep_recent=%(keeps)r)
@@ -71,7 +64,7 @@ def work():
 
 w0, c0 = clocks(); floor(); w1, c1 = clocks(); work(); w2, c2 = clocks()
 print(json.dumps({"floor_wall": w1 - w0, "floor_cpu": c1 - c0, "wall": w2 - w1, "cpu": c2 - c1}))
-""" % {"budgets": BUDGETS, "keeps": KEEPS}
+""" % {"budgets": BUDGETS, "keeps": KEEPS, "floor": FLOOR}
 
 
 def cold(mode: str, paths: list[Path], runs: int) -> dict:

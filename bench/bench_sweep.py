@@ -20,7 +20,7 @@ from nanohermes_nb import load_transcript, load_transcripts, reference_replay, r
 from nanohermes_nb.summarizers import ExtractiveSummarizer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import corpus, files, longest as longest_of  # noqa: E402
+from _corpus import BUDGETS, KEEPS, corpus, files, longest as longest_of  # noqa: E402
 
 
 def median_time(fn, repeat: int = 5) -> float:
@@ -62,25 +62,23 @@ def main() -> None:
     print(f"replay with the full ledger (rows, problems, prefix reuse, retention): {fast_replay * 1000:.1f} ms")
 
     everything = load_transcripts(folder)
-    budgets = [20_000 * k for k in range(1, 11)]
-    keeps = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
     named = [(Path(t.path).name, t) for t in everything]
     t = time.perf_counter()
-    frame = sweep(named, budgets=budgets, keep_recent=keeps)
+    frame = sweep(named, budgets=BUDGETS, keep_recent=KEEPS)
     wall = time.perf_counter() - t
     print(f"100-setting sweep (10 budgets x 10 keep_recent) over {len(named)} transcripts: {wall:.2f} s "
           f"({len(frame)} rows, {int(frame['compactions'].sum())} compactions; every text read for the first time)")
     t = time.perf_counter()
-    sweep(named, budgets=budgets, keep_recent=keeps)
+    sweep(named, budgets=BUDGETS, keep_recent=KEEPS)
     print(f"  the same again, every text already read: {time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
-    sweep(named, budgets=budgets, keep_recent=keeps, retention=True)
+    sweep(named, budgets=BUDGETS, keep_recent=KEEPS, retention=True)
     print(f"  the same with the retention score: {time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
-    sweep(named, budgets=budgets, keep_recent=keeps, profiles=(), prefix_reuse=False)
+    sweep(named, budgets=BUDGETS, keep_recent=KEEPS, profiles=(), prefix_reuse=False)
     print(f"  the same without the history and prefix-reuse books (sizes and savings only): {time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
-    quiet = sweep(named, budgets=[10**9 + k for k in range(10)], keep_recent=keeps)  # no setting ever compacts
+    quiet = sweep(named, budgets=[10**9 + k for k in range(10)], keep_recent=KEEPS)  # no setting ever compacts
     wall = time.perf_counter() - t
     assert int(quiet["compactions"].sum()) == 0
     print(f"  100 settings that never compact: {wall:.2f} s, {wall / len(quiet) * 1e6:.0f} us per transcript-setting")
