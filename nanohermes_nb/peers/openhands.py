@@ -44,6 +44,7 @@ empty system message first when the recording has none):
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -79,6 +80,8 @@ __all__ = [
     "openhands_port",
     "openhands_peer",
     "sent_form",
+    "Difference",
+    "agreement_by_context",
 ]
 
 OPENHANDS_VERSION = "1.6.0"
@@ -244,34 +247,55 @@ def _arguments(call: Mapping[str, Any]) -> dict:
     return value if isinstance(value, dict) else {"raw": raw}
 
 
+_RESPONSES = itertools.count()
+_ACTIONS: dict[int, tuple[Message, list]] = {}  # id(message) -> (message, its MCPActions): built once per message
+_ACTIONS_CAP = 200_000
+
+
+def _call_actions(m: Message, oh: OpenHands) -> list:
+    """The ``MCPAction`` of each call of an assistant message, sharing one litellm ``ModelResponse``.
+
+    Built once per message object and reused (a ``ModelResponse`` takes tens of
+    milliseconds to build; neither OpenHands function changes an event).
+    """
+    hit = _ACTIONS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    calls = calls_of(m)
+    reply = oh.LLMMessage(role="assistant", content=text_of(m) or None, tool_calls=[_tool_call(oh, c) for c in calls])
+    response = oh.ModelResponse(id=f"response-{next(_RESPONSES)}", choices=[oh.Choices(index=0, message=reply)])
+    actions = []
+    for c in calls:
+        meta = oh.ToolCallMetadata(function_name=call_name(c) or "", tool_call_id=str(call_id(c)),
+                                   model_response=response, total_calls_in_response=len(calls))
+        action = oh.MCPAction(name=call_name(c) or "", arguments=_arguments(c))
+        action.tool_call_metadata, action._source = meta, oh.EventSource.AGENT
+        actions.append(action)
+    if len(_ACTIONS) >= _ACTIONS_CAP:
+        _ACTIONS.clear()
+    _ACTIONS[id(m)] = (m, actions)
+    return actions
+
+
 def events_for(messages: Sequence[Message], oh: OpenHands) -> list[list]:
     """For each message, the OpenHands events it is (one per tool call for an assistant message with calls)."""
     pairs = pair_tool_results(messages)
     out: list[list] = []
-    metas: dict[tuple[int, int], tuple[Any, dict]] = {}
-    by_id: dict[Any, tuple[Any, dict]] = {}  # the latest call with each id, for results not paired by position
+    actions: dict[int, list] = {}
+    by_id: dict[Any, Any] = {}  # the latest call with each id, for results not paired by position
     for i, m in enumerate(messages):
         role, text = role_of(m), text_of(m)
         if role == "assistant" and calls_of(m):
-            calls = calls_of(m)
-            reply = oh.LLMMessage(role="assistant", content=text or None, tool_calls=[_tool_call(oh, c) for c in calls])
-            response = oh.ModelResponse(id=f"response-{i}", choices=[oh.Choices(index=0, message=reply)])
-            events = []
-            for k, c in enumerate(calls):
-                meta = oh.ToolCallMetadata(function_name=call_name(c) or "", tool_call_id=str(call_id(c)),
-                                           model_response=response, total_calls_in_response=len(calls))
-                action = oh.MCPAction(name=call_name(c) or "", arguments=_arguments(c))
-                action.tool_call_metadata, action._source = meta, oh.EventSource.AGENT
-                metas[(i, k)] = by_id[call_id(c)] = (meta, _arguments(c))
-                events.append(action)
-            out.append(events)
+            actions[i] = _call_actions(m, oh)
+            by_id.update((a.tool_call_metadata.tool_call_id, a) for a in actions[i])
+            out.append(actions[i])
         elif role == "tool":
             obs = oh.MCPObservation(content=text)
             obs._source = oh.EventSource.ENVIRONMENT
-            found = metas.get(pairs[i]) if i in pairs else by_id.get(m.get("tool_call_id"))
-            if found is not None:
-                meta, args = found
-                obs.tool_call_metadata, obs.name, obs.arguments = meta, meta.function_name, args
+            call = actions[pairs[i][0]][pairs[i][1]] if i in pairs and pairs[i][0] in actions else (
+                by_id.get(str(m.get("tool_call_id"))))
+            if call is not None:
+                obs.tool_call_metadata, obs.name, obs.arguments = call.tool_call_metadata, call.name, call.arguments
             out.append([obs])
         elif role == "system":
             action = oh.SystemMessageAction(content=text)
@@ -370,3 +394,49 @@ def openhands_peer(attention_window: int = CLASS_ATTENTION_WINDOW, mode: str = "
 
 register_peer(openhands_peer(CLASS_ATTENTION_WINDOW))
 register_peer(openhands_peer(CONFIG_ATTENTION_WINDOW))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One context where the two sides differ: transcript, tool-batch point, first differing message."""
+
+    transcript: str
+    point: int
+    index: int
+    masked: bool  # whether the real condenser masked anything in this context
+
+
+def agreement_by_context(transcripts: Sequence[tuple[str, Sequence[Message]]], attention_window: int, mode: str,
+                         port=None, stride: int = 1) -> tuple[int, list[Difference]]:
+    """(contexts compared, differences) over every ``stride``-th tool-batch point, one budget each.
+
+    The policy masks at any budget below the context's size, so one budget
+    (half the size) per context is enough. Events are built once per
+    transcript and sliced per context (they are never changed by either
+    OpenHands function), which makes the whole corpus a matter of seconds.
+    ``port(context)`` is the project's side (default: the policy, as the Peer runs it).
+    """
+    from ..recorded import prepare
+    from . import _first_difference, batch_points
+
+    oh = openhands()
+    port = port or (lambda ctx: openhands_port(ctx, max(1, sum(message_size(m) for m in ctx) // 2), attention_window))
+    compared, diffs = 0, []
+    for name, messages in transcripts:
+        points = list(batch_points(messages))
+        full, _ = prepare(messages)
+        whole = _recorded(full) if mode == "strict" else list(full)
+        per_message = events_for(whole, oh)
+        for k, ctx in enumerate(points):
+            if k % stride:
+                continue
+            seen = _recorded(ctx) if mode == "strict" else ctx
+            events = per_message[: len(seen)]
+            real = [_wire(m) for m in openhands_real(ctx, attention_window, mode, oh, events)]
+            ours = [_wire(m) for m in port(list(ctx))]
+            compared += 1
+            at = _first_difference(real, ours)
+            if at is not None:
+                masked = any(m.get("content") == "<MASKED>" or m.get("content") == "\n\n<MASKED>" for m in real)
+                diffs.append(Difference(name, k, at, masked))
+    return compared, diffs
