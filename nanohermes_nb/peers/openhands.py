@@ -424,7 +424,7 @@ def agreement_by_context(transcripts: Sequence[tuple[str, Sequence[Message]]], a
     OpenHands function), which makes the whole corpus a matter of seconds.
     ``port(context)`` is the project's side (default: the policy, as the Peer runs it).
     """
-    from ..recorded import prepare
+    from ..engine.recorded import prepare
     from . import _first_difference, batch_points
 
     oh = openhands()
