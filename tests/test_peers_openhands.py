@@ -20,9 +20,9 @@ import inspect
 import sys
 
 import pytest
-
 from builders import SYSTEM, assistant, tool, user
 from corpus import EXTENDED, corpus_files
+
 from nanohermes_nb.context.messages import role_of
 from nanohermes_nb.context.sizing import context_size, message_size
 from nanohermes_nb.engine.ledger import replay
@@ -313,7 +313,7 @@ def test_masking_again_is_stable_and_counts_placeholders_as_events():
     assert apply_policy(ObservationMaskingPolicy(attention_window=3), first, budget=1).event is None
     grown = first + [assistant("", ["d"]), tool("d", "D"), assistant("", ["e"]), tool("e", "E")]
     second = port(grown, 3)  # events 0-11: the result at 6 is < 12 - 3; placeholders are events too
-    assert second[:5] == first[:5] and all(a is b for a, b in zip(second[2:5], first[2:5]))
+    assert second[:5] == first[:5] and all(a is b for a, b in zip(second[2:5], first[2:5], strict=True))
     assert second[5] == MASKED_AFTER_USER and second[6] == {"role": "user", "content": "\n\nand more"}
     assert second[7:] == grown[-4:]
     third = port(second + [assistant("", ["f"]), tool("f"), assistant("", ["g"]), tool("g")], 3)
@@ -332,7 +332,8 @@ def test_the_earlier_reading_is_kept_as_options():
     earlier = port(ctx, 5, window="tool_results", render="in_place")
     results = [m for m in earlier if m["role"] == "tool"]
     assert [m["content"] for m in results] == ["<MASKED>"] * 2 + [f"out {k}" for k in range(2, 7)]
-    assert len(earlier) == len(ctx) and all(a is b for a, b in zip(earlier[2:], ctx[2:]) if a["role"] != "tool")
+    assert len(earlier) == len(ctx)
+    assert all(a is b for a, b in zip(earlier[2:], ctx[2:], strict=True) if a["role"] != "tool")
     with pytest.raises(ValueError, match="window"):
         ObservationMaskingPolicy(window="messages")
     with pytest.raises(ValueError, match="render"):
@@ -341,7 +342,8 @@ def test_the_earlier_reading_is_kept_as_options():
 
 def test_replay_runs_with_the_faithful_default(transcripts):
     # a tau-bench run when the extended corpus is there, else the vendored OpenHands run
-    name, msgs = next((n, m) for n, m in transcripts if "tau_gpt4o_airline_idx33" in n or not EXTENDED and "openhands_v1" in n)
+    name, msgs = next((n, m) for n, m in transcripts
+                      if "tau_gpt4o_airline_idx33" in n or not EXTENDED and "openhands_v1" in n)
     ledger = replay(msgs, budget=context_size(msgs) // 3, policy="observation_masking", retention=False)
     assert len(ledger.compactions) > 0
     assert any("tool-call messages no longer sent" in ev.detail for ev in ledger.compactions)

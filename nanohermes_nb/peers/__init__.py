@@ -1,9 +1,9 @@
 """The peer policies proven against the real code they name: the differential harness.
 
 For each policy that reproduces another system, a ``Peer`` says how to run the
-real code (an installed library, or a line-for-line port where the library
-cannot be installed) and the project's port on the same context, with the same
-per-message size on both sides and the LLM summary stubbed on both sides. The
+real code (an installed library, or a released wheel unpacked beside the
+project where the package cannot be installed) and the project's port on the
+same context, with the same per-message size on both sides and the LLM summary stubbed on both sides. The
 harness walks every tool-batch point of a transcript (the context right after a
 tool batch, where the trigger is checked), applies both at budgets below the
 context's size, and counts the contexts that come out identical.
@@ -57,7 +57,7 @@ class Peer:
     ``real(context, budget)`` and ``port(context, budget)`` each return the new
     context as OpenAI-form dicts; both use the same per-message size and a
     summarizer that answers ``STUB_SUMMARY``. ``version()`` names what the real
-    side is (library and version, or the ported file and commit).
+    side is (library or wheel, and its version).
     """
 
     policy: str

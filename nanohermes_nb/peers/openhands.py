@@ -94,7 +94,7 @@ __all__ = [
 
 OPENHANDS_VERSION = "1.6.0"
 REQUIREMENT = f"openhands-ai=={OPENHANDS_VERSION}"
-CLASS_ATTENTION_WINDOW = 5  # ObservationMaskingCondenser.__init__(attention_window=5), observation_masking_condenser.py:14
+CLASS_ATTENTION_WINDOW = 5  # ObservationMaskingCondenser.__init__(attention_window=5), its line 14
 CONFIG_ATTENTION_WINDOW = 100  # ObservationMaskingCondenserConfig.attention_window default, condenser_config.py:30-31
 MODES = ("stand_in", "strict")
 ENV_CACHE = "NANOHERMES_PEERS_CACHE"

@@ -163,10 +163,10 @@ def _as_sent(message: Message) -> Message:
 class ObservationMaskingPolicy(Policy):
     """OpenHands ``ObservationMaskingCondenser``: results outside the last 5 events masked, as OpenHands sends them.
 
-    Source: All-Hands-AI/OpenHands ``openhands/memory/condenser/impl/observation_masking_condenser.py``
-    (proven against a port of b781d1b0, ``condense`` L18-27) and, for what reaches
-    the LLM, ``openhands/memory/conversation_memory.py`` (e94ca25a,
-    ``process_events``); full provenance in ``docs/policies.md``.
+    Source: OpenHands ``openhands/memory/condenser/impl/observation_masking_condenser.py``
+    (``condense``) and, for what reaches the LLM, ``openhands/memory/conversation_memory.py``
+    (``process_events``), proven against both as released in openhands-ai 1.6.0
+    (tests/test_peers_openhands.py runs the wheel); full provenance in ``docs/policies.md``.
 
     The window counts *events*, as OpenHands' view does: one per tool call
     (parallel calls are several events), one per message, one per observation;
@@ -190,8 +190,14 @@ class ObservationMaskingPolicy(Policy):
     every call and pairing (what the condenser's docstring suggests, not what
     OpenHands sends). The lab's earlier behaviour is both together.
 
-    Trigger: OpenHands masks before every LLM call at any size; here it masks
-    only when over budget, and declines when no tool result is outside the window.
+    Before rendering, the first user message is put at index 1 whenever the
+    message there is not one (as OpenHands, whatever index 0 holds), and every
+    message keeps only the fields OpenHands' ``Message`` sends (no
+    ``reasoning_content``).
+
+    Trigger: OpenHands renders before every LLM call at any size; here only when
+    over budget. Once asked, the policy sends what OpenHands would send whether
+    or not anything is masked, and declines only when that is the context itself.
     """
 
     attention_window: int = 5
@@ -218,7 +224,7 @@ class ObservationMaskingPolicy(Policy):
                 new[i] = {**context[i], "content": self.placeholder}
         else:
             new, notes = self._render(context, masked)
-            if len(new) == len(context) and all(a is b for a, b in zip(new, context)):
+            if len(new) == len(context) and all(a is b for a, b in zip(new, context, strict=True)):
                 return context, None  # OpenHands would send exactly this context: nothing to do
             ev = make_event(self, "mask", context, new, env, size)
             return new, replace(ev, detail=self._detail(len(masked), size, ev.size_after, notes))
@@ -247,7 +253,7 @@ class ObservationMaskingPolicy(Policy):
         if shift:
             notes.append("the task repeated at index 1")
         sent = [_as_sent(m) for m in rendered]
-        dropped = sum(1 for a, b in zip(rendered, sent) if a is not b)
+        dropped = sum(1 for a, b in zip(rendered, sent, strict=True) if a is not b)
         if dropped:
             notes.append(f"fields OpenHands does not send dropped from {dropped} messages")
         return sent, notes
