@@ -290,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="stop at the first file that cannot be loaded")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
-    p.add_argument("--retention", action="store_true", help="add the retention score")
+    p.add_argument("--retention", action=argparse.BooleanOptionalAction, default=True,
+                   help="the retention score at each event (on by default, as in every replay)")
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
@@ -547,7 +548,7 @@ def _cmd_sweep(args) -> int:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(args.jobs) as pool:
-            result = sweep(args.paths, executor=pool, **options)
+            result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
     else:
         result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]

@@ -10,16 +10,14 @@ future did not depend on what was dropped.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..context.history import PROFILES
 from ..context.metrics import Retention
 from ..context.needed import NeededLater
-from ..context.sizing import UNITS
 from ..context.summarizers import Summarizer
-from ..policies import Event, Policy, PolicyEnv, resolve_policy
+from ..policies import Event, Policy, PolicyEnv
 from .books import (
     Book,
     HistoryBook,
@@ -32,11 +30,11 @@ from .books import (
 )
 from .costbook import COST_COLUMNS, CostBook
 from .frames import frame
-from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession, prepare
+from .settings import Settings
 
 __all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
-           "prepare", "Replay", "check_settings", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
+           "prepare", "Replay", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
 
 CAVEAT = (
     "Counterfactual replay: it assumes the recorded future did not depend on what was "
@@ -307,39 +305,24 @@ def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
     return context, events
 
 
-def check_settings(unit: str, tokens: Iterable[str], profiles: Iterable[str], budgets: Iterable[int]) -> None:
-    """Raise ``ValueError`` for an unknown unit or profile or a negative budget, before any work."""
-    for u in (unit, *tokens):
-        if u not in UNITS:
-            raise ValueError(f"unknown unit {u!r}; use one of {', '.join(UNITS)}")
-    for p in profiles:
-        if p not in PROFILES:
-            raise ValueError(f"unknown profile {p!r}; use one of {', '.join(PROFILES)}")
-    for b in budgets:
-        if b < 0:
-            raise ValueError(f"budget must be >= 0, got {b}")
-
-
 @dataclass(frozen=True)
 class Replay:
     """One configured replay: a recorded session, a policy, the trigger, and which books to keep."""
 
     session: RecordedSession
-    policy: Policy
-    budget: int = 120_000
-    unit: str = "bytes"
-    summarizer: Summarizer | None = None
-    tokens: tuple = ()
-    profiles: tuple = PROFILES
-    retention: bool = True
-    prefix_reuse: bool = True
-    pricing: Pricing | None = None
-    needed_later: bool = False
+    settings: Settings = Settings()
 
-    def __post_init__(self) -> None:
-        check_settings(self.unit, self.tokens, self.profiles, [self.budget])
-        if self.pricing is not None and not isinstance(self.pricing, Pricing):
-            object.__setattr__(self, "pricing", get_pricing(self.pricing))
+    # the settings read by name (a replay is configured by its Settings and nothing else)
+    policy = property(lambda self: self.settings.policy)
+    budget = property(lambda self: self.settings.budget)
+    unit = property(lambda self: self.settings.unit)
+    summarizer = property(lambda self: self.settings.summarizer)
+    tokens = property(lambda self: self.settings.tokens)
+    profiles = property(lambda self: self.settings.profiles)
+    retention = property(lambda self: self.settings.retention)
+    prefix_reuse = property(lambda self: self.settings.prefix_reuse)
+    pricing = property(lambda self: self.settings.pricing)
+    needed_later = property(lambda self: self.settings.needed_later)
 
     def books(self, rows: bool) -> list[Book]:
         s = self.session
@@ -398,43 +381,16 @@ class Replay:
                       bases=size_book.bases)
 
 
-def replay(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    budget: int = 120_000,
-    policy: "str | type[Policy] | Policy | None" = None,
-    summarizer: Summarizer | None = None,
-    unit: str = "bytes",
-    tokens: Iterable[str] = (),
-    profiles: Sequence[str] = PROFILES,
-    retention: bool = True,
-    prefix_reuse: bool = True,
-    keep_recent: int | None = None,
-    summary_role: str | None = None,
-    excerpt_tool_calls: bool | None = None,
-    cut: str | None = None,
-    pricing: "str | Pricing | None" = None,
-    needed_later: bool = False,
-) -> "Ledger":
-    """Replay ``messages`` under a policy and return its ledger (SPEC section 5).
+def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:
+    """Replay ``messages`` under ``settings`` and return its ledger (SPEC section 5).
 
-    ``budget`` is in ``unit`` (bytes of compact JSON by default). ``policy`` is a
-    name from ``POLICIES``, a policy class, or a configured instance (default:
-    NanoHermes). ``keep_recent``, ``summary_role``, ``excerpt_tool_calls`` and
-    ``cut`` are shorthands for the policy's options; one the policy does not have
-    is a ``TypeError``. ``tokens`` adds token columns (``cl100k``, ``o200k``,
-    ``tokens_approx``); ``profiles``, ``retention`` and ``prefix_reuse`` switch
-    the other books. ``pricing`` (a preset name from ``data/pricing.csv`` or a
-    ``Pricing``) adds tokens and dollars per request under the provider's caching
-    rule; ``needed_later=True`` adds, per event, the removed identifiers the
-    recorded future mentions again and the share still kept.
+    ``settings`` defaults to ``Settings()`` (NanoHermes, 120,000 bytes); keyword
+    ``changes`` are ``Settings`` fields (``replay(m, budget=60_000, pricing="gpt-4.1")``).
+    A policy's own options go to the policy: ``policy=NanoHermesPolicy(keep_recent=4)``.
     """
-    pol = resolve_policy(policy, keep_recent=keep_recent, summary_role=summary_role,
-                         excerpt_tool_calls=excerpt_tool_calls, cut=cut)
+    chosen = Settings.of(settings, "replay", **changes)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    price = None if pricing is None else get_pricing(pricing)
-    return Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
-                  prefix_reuse, price, needed_later).ledger()
+    return Replay(session, chosen).ledger()
 
 
 def reference_replay(

@@ -143,6 +143,10 @@ class CodexPolicy(Policy):
     would fail the compaction turn and keep the history). Codex's trigger (the
     auto-compact token limit) is replaced by the lab trigger.
 
+    Constants as options: ``user_message_max_tokens`` (the 20,000),
+    ``summary_role`` (``"user"``, as Codex sends it) and ``excerpt_tool_calls``
+    (calls rendered in the summarizer's excerpt, as Codex's history shows them).
+
     Options (off by default): ``token_count="meter"`` counts the 20,000 with
     ``env.tokens()`` (cl100k by default: the lab's earlier reading).
     """
