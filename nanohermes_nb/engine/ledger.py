@@ -9,6 +9,7 @@ future did not depend on what was dropped.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -173,9 +174,14 @@ _TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (
 
 @dataclass(frozen=True)
 class Ledger:
-    """The books of one replay: a row per request, every event, and totals."""
+    """The books of one replay: a row per request, every event, and totals.
 
-    requests: Any  # pandas.DataFrame
+    ``rows`` holds the request table as plain columns (name -> one value per
+    request, in order); ``requests`` is the same table as a pandas DataFrame,
+    built on first use, so a replay (and the CLI) never needs pandas.
+    """
+
+    rows: dict  # column name -> values, one per request
     compactions: list
     totals: Totals
     settings: dict
@@ -184,6 +190,16 @@ class Ledger:
     final_context: list = field(repr=False, default_factory=list)
     caveat: str = CAVEAT
     bases: list = field(repr=False, default_factory=list)
+
+    @functools.cached_property
+    def requests(self) -> Any:
+        """The request table as a DataFrame (text columns keep Python strings: ``frames.frame``)."""
+        return frame(self.rows, list(self.rows))
+
+    def records(self) -> list[dict]:
+        """The request table as one dict per request, without pandas."""
+        names = list(self.rows)
+        return [dict(zip(names, values)) for values in zip(*self.rows.values())] if names else []
 
     @property
     def unit(self) -> str:
@@ -248,12 +264,13 @@ class Ledger:
         """
         from dataclasses import replace
 
-        frame = self.requests.copy()
+        n = self.totals.requests
+        rows = dict(self.rows)
         for name, values in columns.items():
-            if len(values) != len(frame):
-                raise ValueError(f"column {name!r} has {len(values)} values for {len(frame)} requests")
-            frame[name] = values
-        return replace(self, requests=frame)
+            if len(values) != n:
+                raise ValueError(f"column {name!r} has {len(values)} values for {n} requests")
+            rows[name] = values
+        return replace(self, rows=rows)
 
     def summary(self) -> str:
         t = self.totals
@@ -368,7 +385,7 @@ class Replay:
             order += [f"size_{u}", f"cumulative_{u}"]
         if self.pricing is not None:
             order += list(COST_COLUMNS)
-        requests = frame({c: cols.get(c, []) for c in order}, order)
+        requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
         pol = self.policy
         settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
