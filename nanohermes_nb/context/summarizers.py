@@ -339,7 +339,7 @@ class RecordRun(Sequence):
     def __len__(self) -> int:
         return self.hi - self.lo
 
-    def __getitem__(self, k):  # type: ignore[override]
+    def __getitem__(self, k):
         return self.records[self.lo:self.hi][k]
 
     def __iter__(self):
@@ -386,7 +386,11 @@ class _RunIndex:
     def first(self, positions: list[int], lo: int, hi: int, value: Callable[[_Features], Any], default: Any) -> Any:
         """``value`` of the first record in ``lo:hi`` listed in ``positions``, else ``default``."""
         k = bisect_left(positions, lo)
-        return value(self.feats[positions[k]]) if k < len(positions) and positions[k] < hi else default
+        if k < len(positions) and positions[k] < hi:
+            found = self.feats[positions[k]]
+            assert found is not None  # positions list only records with features
+            return value(found)
+        return default
 
     def last(self, last_at: list[int], lo: int, hi: int, head: list[_Features], role: str) -> _Features | None:
         """The last record of ``role`` in the head then the run: the run's, else the head's."""

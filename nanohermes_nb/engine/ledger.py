@@ -387,6 +387,7 @@ class Replay:
             order += list(COST_COLUMNS)
         requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
+        assert isinstance(size_book, SizeBook)  # Replay.books always starts with it
         pol = self.policy
         settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
                     "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
@@ -426,7 +427,8 @@ def reference_replay(
 
     msgs, _ = prepare(messages)
     ctx = [msgs[0]] if msgs else []
-    rows, cumulative, turn, i = [], 0, 0, 1
+    rows: list[dict] = []
+    cumulative, turn, i = 0, 0, 1
     while i < len(msgs):
         m = msgs[i]
         if m.get("role") == "user":

@@ -179,7 +179,7 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    rows = []
+    rows: list[dict] = []
     # a setting whose trigger never fires replays the transcript untouched: its totals are the same
     # whatever the policy and the budget, so they are counted once per pricing
     untouched: dict[int, Totals] = {}
@@ -243,9 +243,10 @@ class _Sink:
     """Where rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come."""
 
     def __init__(self, out: str | os.PathLike | None, columns: list[str]) -> None:
-        self.columns, self.count, self.rows = columns, 0, []
+        self.columns, self.count = columns, 0
+        self.rows: list[dict] = []
         self.path = None if out is None else Path(out)
-        self._writer = None
+        self._writer: Any = None  # a csv.DictWriter or a pyarrow ParquetWriter, opened with the first rows
         if self.path is not None:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
@@ -425,8 +426,9 @@ def compare_policies(
     base = Settings.of(settings, "compare_policies", **changes)
     chosen = list(policies) if policies is not None else list(POLICIES)
     frame = sweep(transcripts, base, policies=chosen, progress=progress, executor=executor, workers=workers)
-    needed_later, pricing = base.needed_later, base.pricing
-    rows = []
+    needed_later = base.needed_later
+    pricing = base.pricing if isinstance(base.pricing, Pricing) else None  # Settings resolved it
+    rows: list[dict] = []
     for label, g in frame.groupby(frame["policy"] + frame["options"].map(lambda o: f"({o})" if o else ""),
                                   sort=False):
         row = {
