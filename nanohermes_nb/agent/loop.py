@@ -181,11 +181,9 @@ class _Replayed(Policy):
     def label(self) -> str:
         return self.live.label
 
-    def __getattr__(self, name: str) -> Any:  # the live policy's options (keep_recent, ...) read through
-        live = self.__dict__.get("live")
-        if live is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(live, name)
+    def option(self, name: str, default: Any = None) -> Any:
+        """The live policy's options (keep_recent, ...), which this stand-in replays."""
+        return self.live.option(name, default)
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if self.used >= len(self.events):

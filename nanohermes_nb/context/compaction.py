@@ -21,7 +21,7 @@ from typing import Any
 from .budgets import over_budget
 from .messages import calls_of, render_call, role_of, text_of
 from .sizing import Meter, message_size
-from .summarizers import RecordRun, Summarizer, default_summarizer
+from .summarizers import RecordRun, RecordSummarizer, Summarizer, default_summarizer
 
 __all__ = [
     "SUMMARY_HEADER",
@@ -227,17 +227,12 @@ def summarize_dropped(
 def ask_summarizer(summarizer: Summarizer, records: list[tuple[str, str]], run: RecordRun = _NO_RUN) -> Any:
     """The one summarizer call on the excerpt ``records`` then ``run``, in the form the summarizer reads best.
 
-    A run of a transcript's records goes in place to a summarizer that reads
-    runs (``summarize_span``); records go as records to one that reads them
-    (``summarize_records``), skipping the excerpt text; any other callable gets
-    the text. Exceptions propagate: each policy has its own rule for a failed call.
+    A ``RecordSummarizer`` gets the records (and a run of a transcript's records
+    in place, ``summarize_span``), skipping the excerpt text; any other callable
+    gets the text. Exceptions propagate: each policy has its own rule for a failed call.
     """
-    span = getattr(summarizer, "summarize_span", None)
-    if span is not None and len(run):
-        return span(records, run)
-    direct = getattr(summarizer, "summarize_records", None)
-    if direct is not None:
-        return direct(records + list(run))
+    if isinstance(summarizer, RecordSummarizer):
+        return summarizer.summarize_span(records, run) if len(run) else summarizer.summarize_records(records)
     return summarizer("".join(f"{role}: {text}\n" for role, text in records + list(run)))
 
 

@@ -20,10 +20,11 @@ import sys
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 __all__ = [
     "Summarizer",
+    "RecordSummarizer",
     "SummarizerError",
     "summary_prompt",
     "ExtractiveSummarizer",
@@ -34,7 +35,23 @@ __all__ = [
     "find_paths",
 ]
 
-Summarizer = Callable[[str], Optional[str]]
+Summarizer = Callable[[str], Optional[str]]  # excerpt text -> summary, or None for "no summary"
+
+
+@runtime_checkable
+class RecordSummarizer(Protocol):
+    """A summarizer that can also read the excerpt as ``(role, text)`` records, skipping the text.
+
+    ``compact`` hands such a summarizer the records directly, and a stretch of a
+    transcript's records as a run it need not walk (``summarize_span``): the same
+    summary as the text, faster. ``ExtractiveSummarizer`` is one.
+    """
+
+    def __call__(self, excerpt: str) -> str | None: ...
+
+    def summarize_records(self, records: list[tuple[str, str]]) -> str | None: ...
+
+    def summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None: ...
 
 
 def summary_prompt(max_words: int = 300) -> str:

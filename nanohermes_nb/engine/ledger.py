@@ -65,10 +65,20 @@ class LedgerEvent:
     needed_later: NeededLater | None = None  # with needed_later=True
     cost: dict = field(default_factory=dict)  # with pricing: the summarizer's request, in tokens and USD
 
-    def __getattr__(self, name: str) -> Any:  # event fields read through
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.event, name)
+    # the event's fields, read from the event (named one by one: no attribute forwarding)
+    policy = property(lambda self: self.event.policy)
+    kind = property(lambda self: self.event.kind)
+    size_before = property(lambda self: self.event.size_before)
+    size_after = property(lambda self: self.event.size_after)
+    removed = property(lambda self: self.event.removed)
+    inserted = property(lambda self: self.event.inserted)
+    cut = property(lambda self: self.event.cut)
+    naive_cut = property(lambda self: self.event.naive_cut)
+    note = property(lambda self: self.event.note)
+    summarizer_calls = property(lambda self: self.event.summarizer_calls)
+    failure = property(lambda self: self.event.failure)
+    detail = property(lambda self: self.event.detail)
+    dropped_count = property(lambda self: self.event.dropped_count)
 
     @property
     def dropped(self) -> list:
@@ -354,7 +364,7 @@ class Replay:
         if self.needed_later:
             books.append(NeededLaterBook(s, rows))
         if self.pricing is not None:
-            books.append(CostBook(s, rows, self.pricing, bool(getattr(self.policy, "excerpt_tool_calls", False))))
+            books.append(CostBook(s, rows, self.pricing, bool(self.policy.option("excerpt_tool_calls", False))))
         return books
 
     def env(self) -> PolicyEnv:
@@ -389,7 +399,7 @@ class Replay:
         size_book = books[0]
         assert isinstance(size_book, SizeBook)  # Replay.books always starts with it
         pol = self.policy
-        settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
+        settings = {"budget": self.budget, "keep_recent": pol.option("keep_recent"), "unit": self.unit,
                     "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
                     "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
                     "pricing": self.pricing.name if self.pricing is not None else None,

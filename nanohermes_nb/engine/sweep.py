@@ -142,7 +142,7 @@ def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence
         variants = [resolve_policy(spec, keep_recent=k) for k in keeps] if keeps else [resolve_policy(spec)]
         for budget in budgets:
             for pol in variants:
-                settings.append(_Setting(pol, budget, getattr(pol, "keep_recent", None)))
+                settings.append(_Setting(pol, budget, pol.option("keep_recent")))
     return tuple(settings)
 
 

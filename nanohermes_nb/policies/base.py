@@ -110,6 +110,14 @@ class Policy:
     def describe(self) -> str:
         return (self.__doc__ or self.name).strip().splitlines()[0]
 
+    def option(self, name: str, default: Any = None) -> Any:
+        """The value of one of this policy's options, or ``default`` when it has no such option.
+
+        The engine asks a policy this way (``policy.option("keep_recent")``) instead of
+        probing attributes, so a policy that wraps another can answer for it.
+        """
+        return policy_options(self).get(name, default)
+
     @property
     def label(self) -> str:
         """The name, with the options that differ from the defaults: ``nanohermes(keep_recent=4)``."""
