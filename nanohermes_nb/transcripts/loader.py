@@ -14,12 +14,22 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .agentlogs import read_agent_log
 from .anthropic import anthropic_system
-from .base import Bad, Message, PathLike, Transcript, TranscriptError, by_line, indexed, kind
+from .base import (
+    Bad,
+    Message,
+    PathLike,
+    Transcript,
+    TranscriptError,
+    by_line,
+    indexed,
+    kind,
+)
 from .langchain import from_langchain, is_langchain
 from .openai import openai_items
 from .openhands import from_openhands
-from .reading import load_data
+from .reading import check_start, load_data, read_regular_file
 from .swe_agent import from_mini_swe_agent, from_swe_agent, is_mini_swe_agent
 
 __all__ = ["load_transcript", "load_transcripts", "iter_transcript_paths", "FORMATS", "TRANSCRIPT_SUFFIXES"]
@@ -47,7 +57,13 @@ def load_transcript(path: PathLike) -> Transcript:
     """
     shown = os.fspath(path)
     try:
-        data, lines = load_data(Path(shown))
+        raw = read_regular_file(Path(shown))
+        check_start(raw)
+        agent_log = read_agent_log(raw, shown)
+        if agent_log is not None:
+            return agent_log
+        data, lines = load_data(Path(shown), raw)
+        del raw
         fmt, messages = _convert(data, lines)
     except Bad as bad:
         # Built here, raised below: an error raised inside this block would keep the
