@@ -189,14 +189,19 @@ class _Reader:
         if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
             return
         last, total = info["last_token_usage"], info.get("total_token_usage")
+        if _n(last, "input_tokens") == 0 and _n(last, "output_tokens") == 0:
+            if self.open_compaction is not None:  # written right after a compaction: the new context size
+                self._set_post(_n(last, "total_tokens"))
+            return
         key = tuple(_n(total, k) for k in _USAGE_KEYS) if isinstance(total, dict) else None
         if key is not None and key == self.last_total:
             return  # the same count written twice
+        if key is not None and self.last_total is not None:
+            unlogged = key[0] - self.last_total[0] - _n(last, "input_tokens")
+            if unlogged > 0:  # e.g. the request of an aborted turn: billed in the total, never counted alone
+                self.notes.add(f"the session total grew by {unlogged} input tokens more than this request's "
+                               "count: a request billed but not logged", r.line)
         self.last_total = key
-        if _n(last, "input_tokens") == 0 and _n(last, "output_tokens") == 0:
-            if self.open_compaction is not None:
-                self._set_post(_n(last, "total_tokens"))
-            return
         self.close_group()
         self.last_context = _n(last, "total_tokens") or None
         request = AgentRequest(message=-1, id=f"line-{r.line}", time=epoch(r.data.get("timestamp")),
