@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb.history import check_history
+from nanohermes_nb.context.history import check_history
 from nanohermes_nb.transcripts import load_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
