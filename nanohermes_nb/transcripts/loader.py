@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .agentlogs import read_agent_log
+from .agentlogs import read_agent_document, read_agent_log
 from .anthropic import anthropic_system
 from .base import (
     Bad,
@@ -64,6 +64,9 @@ def load_transcript(path: PathLike) -> Transcript:
             return agent_log
         data, lines = load_data(Path(shown), raw)
         del raw
+        agent_log = read_agent_document(data, shown) if lines is None else None
+        if agent_log is not None:
+            return agent_log
         fmt, messages = _convert(data, lines)
     except Bad as bad:
         # Built here, raised below: an error raised inside this block would keep the

@@ -15,18 +15,23 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base import Bad, Transcript
+from .any_agent import is_any_agent, read_any_agent
 from .claude_code import is_claude_code, read_claude_code
 from .codex import is_codex, read_codex
+from .copilot import is_copilot, read_copilot
+from .gemini import is_gemini, is_gemini_document, read_gemini, read_gemini_document
 from .records import Notes, Record, iter_records
 
-__all__ = ["read_agent_log", "sniff_jsonl", "AGENT_FORMATS"]
+__all__ = ["read_agent_log", "read_agent_document", "sniff_jsonl", "AGENT_FORMATS"]
 
-AGENT_FORMATS = ("claude-code", "codex-rollout")
+AGENT_FORMATS = ("claude-code", "codex-rollout", "gemini-cli", "copilot-cli", "any-agent-trace")
 
 Reader = Callable[[list[Record], Notes, str], Transcript]
 _JSONL: tuple[tuple[str, Callable[[dict], bool], Reader], ...] = (
     ("claude_code", is_claude_code, read_claude_code),
     ("codex_cli", is_codex, read_codex),
+    ("gemini_cli", is_gemini, read_gemini),
+    ("copilot_cli", is_copilot, read_copilot),
 )
 _SNIFF_RECORDS = 20
 
@@ -66,6 +71,19 @@ def read_agent_log(raw: bytes, path: str) -> Transcript | None:
     if not transcript:
         raise Bad("", f"a {agent} log with no usable message" + (f" ({transcript.skipped[0]})"
                                                                   if transcript.skipped else ""))
+    return transcript
+
+
+def read_agent_document(data: Any, path: str) -> Transcript | None:
+    """A whole-JSON agent log (Gemini CLI chat, any-agent trace) as a Transcript, else None."""
+    if is_gemini_document(data):
+        transcript = read_gemini_document(data, path)
+    elif is_any_agent(data):
+        transcript = read_any_agent(data, path)
+    else:
+        return None
+    if not transcript:
+        raise Bad("", f"a {transcript.agent} log with no usable message")
     return transcript
 
 
