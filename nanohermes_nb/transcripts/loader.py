@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .agentlogs import read_agent_document, read_agent_log
+from .agentlogs import iter_agent_log_paths, read_agent_document, read_agent_log
 from .anthropic import anthropic_system
 from .base import (
     Bad,
@@ -81,12 +81,16 @@ def load_transcript(path: PathLike) -> Transcript:
 
 def iter_transcript_paths(folder_or_paths: PathLike | Iterable[PathLike]) -> Iterator[Path]:
     """Transcript files: a folder's ``*.json``/``*.jsonl``/``*.traj`` (sorted, no
-    ``manifest.json``, not recursive), or the given files in the given order."""
+    ``manifest.json``), then the coding-agent logs in its subfolders, found recursively
+    by their content (``~/.codex/sessions/YYYY/MM/DD/``; see ``agentlogs.discovery``);
+    or the given files in the given order."""
     sources = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
     for source in sources:
         p = Path(source)
         if p.is_dir():
             yield from sorted(c for c in p.iterdir() if c.is_file() and _is_transcript_name(c.name))
+            for sub in sorted(c for c in p.iterdir() if c.is_dir() and not c.name.startswith(".")):
+                yield from iter_agent_log_paths(sub)
         else:
             yield p
 

@@ -19,10 +19,12 @@ from .any_agent import is_any_agent, read_any_agent
 from .claude_code import is_claude_code, read_claude_code
 from .codex import is_codex, read_codex
 from .copilot import is_copilot, read_copilot
+from .discovery import SessionInfo, find_sessions, iter_agent_log_paths
 from .gemini import is_gemini, is_gemini_document, read_gemini, read_gemini_document
 from .records import Notes, Record, iter_records
 
-__all__ = ["read_agent_log", "read_agent_document", "sniff_jsonl", "AGENT_FORMATS"]
+__all__ = ["read_agent_log", "read_agent_document", "sniff_jsonl", "AGENT_FORMATS", "find_sessions",
+           "SessionInfo", "iter_agent_log_paths"]
 
 AGENT_FORMATS = ("claude-code", "codex-rollout", "gemini-cli", "copilot-cli", "any-agent-trace")
 
