@@ -49,7 +49,8 @@ _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasonin
 
 def is_codex(data: dict) -> bool:
     """A record of a Codex rollout: a known top-level type and a ``payload``."""
-    return data.get("type") in CODEX_TYPES and "payload" in data
+    kind = data.get("type")
+    return isinstance(kind, str) and kind in CODEX_TYPES and "payload" in data
 
 
 def read_codex(records: list[Record], notes: Notes, path: str) -> Transcript:
@@ -110,7 +111,7 @@ class _Reader:
     # response items
 
     def item(self, p: dict, r: Record) -> None:
-        kind = p.get("type")
+        kind = p.get("type") if isinstance(p.get("type"), str) else ""
         if kind == "message":
             role = p.get("role")
             if role == "assistant":
