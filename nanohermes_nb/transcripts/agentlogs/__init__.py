@@ -71,8 +71,7 @@ def read_agent_log(raw: bytes, path: str) -> Transcript | None:
     transcript = reader(records, notes, path)
     transcript.skipped = notes.lines() + transcript.skipped
     if not transcript:
-        raise Bad("", f"a {agent} log with no usable message" + (f" ({transcript.skipped[0]})"
-                                                                  if transcript.skipped else ""))
+        raise Bad("", _nothing_usable(agent, transcript.skipped))
     return transcript
 
 
@@ -85,8 +84,14 @@ def read_agent_document(data: Any, path: str) -> Transcript | None:
     else:
         return None
     if not transcript:
-        raise Bad("", f"a {transcript.agent} log with no usable message")
+        raise Bad("", _nothing_usable(transcript.agent, transcript.skipped))
     return transcript
+
+
+def _nothing_usable(agent: str, skipped: tuple[str, ...]) -> str:
+    """The one line for a log with nothing usable left (with the first thing left out, if any)."""
+    article = "an" if agent[:1] in ("a", "e", "i", "o", "u") else "a"
+    return f"{article} {agent} log with no usable message" + (f" ({skipped[0]})" if skipped else "")
 
 
 def _what(data: dict) -> str:

@@ -152,21 +152,21 @@ def _main_thread(records: list[Record], notes: Notes) -> set[int]:
 
 
 def _chain(records: list[Record], by_uuid: dict[str, int]) -> set[int]:
-    """Indices from the last message record back to the root (compactions crossed)."""
-    leaf = next((k for k in range(len(records) - 1, -1, -1)
-                 if records[k].data.get("type") in ("user", "assistant") and "uuid" in records[k].data), None)
+    """Indices from the last message record back to the first (compactions crossed).
+
+    Where the chain stops (a root, or a parent not in this file: a compaction boundary, a
+    checkpoint that starts mid-session, conversations appended to one file) it goes on with
+    the message record before it in file order.
+    """
+    messages = [k for k, r in enumerate(records) if r.data.get("type") in ("user", "assistant") and "uuid" in r.data]
+    last = messages[-1] if messages else None
+    leaf = next((k for k in reversed(messages) if not records[k].data.get("isMeta")), last)
     chain: set[int] = set()
     k = leaf
     while k is not None and k not in chain:
         chain.add(k)
-        data = records[k].data
-        parent = _parent(data)
-        if parent in by_uuid:
-            k = by_uuid[parent]
-        elif data.get("logicalParentUuid") or (parent is not None):
-            k = _previous_message(records, k)  # the parent is not in this file: go on in file order
-        else:
-            k = None
+        parent = _parent(records[k].data)
+        k = by_uuid[parent] if parent in by_uuid else _previous_message(records, k)
     return chain
 
 
