@@ -90,8 +90,7 @@ def test_every_log_loads_as_a_legal_history(path: Path) -> None:
     assert t.agent in ("claude_code", "codex_cli", "gemini_cli", "copilot_cli", "any_agent")
     assert len(t) > 0 and t.requests
     assert check_history(t) == []
-    assert all(t[q.message]["role"] == "assistant" for q in t.requests)
-    assert [q.message for q in t.requests] == sorted(q.message for q in t.requests)
+    assert [q.message for q in t.requests] == [i for i, m in enumerate(t) if m["role"] == "assistant"]
     entry = _manifest(path)
     if entry and entry["kind"] == "real recording":  # a real log's only unanswered calls are the last ones
         last = max(i for i, m in enumerate(t) if m["role"] == "assistant")
@@ -198,7 +197,7 @@ def test_codex_token_counts_deduplicated_to_the_session_total(path: Path) -> Non
     counts = _token_counts(records)
     t = load_transcript(path)
     keys = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
-    summed = {k: sum(q.usage.raw[k] for q in t.requests) for k in keys}
+    summed = {k: sum(q.usage.raw[k] for q in t.requests if q.usage) for k in keys}
     naive = sum(c["last_token_usage"]["input_tokens"] for c in counts)
     final = counts[-1]["total_token_usage"]
     unlogged = [s for s in t.skipped if "billed but not logged" in s]
@@ -209,6 +208,8 @@ def test_codex_token_counts_deduplicated_to_the_session_total(path: Path) -> Non
         assert gap > 0 and len(unlogged) == 1 and f"by {gap} input tokens" in unlogged[0]
     if path.name == "agentv_modelswitch_turnaborted_019eef3d.jsonl":
         assert unlogged  # the manifest's known shortfall, explained by the reader
+    if unlogged:  # and the response whose count is missing is there, with no usage made up
+        assert any(q.usage is None for q in t.requests)
     if naive != summed["input_tokens"]:
         assert naive > summed["input_tokens"]  # the repeats the manifest warns about, dropped
 
