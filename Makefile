@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test lab figure bench clean
+.PHONY: course test test-fast lint lab figure bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,18 @@ $(LAB_STAMP): $(STAMP)
 course: $(STAMP)
 	$(PY) -m nanohermes_nb.course
 
-# The whole test suite, executed notebooks and the browser check included.
+# The whole test suite, executed notebooks and the browser check included (what CI runs).
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Everything but the slow tier (notebook execution, the browser, many-subprocess tests): about a minute.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+# Lint and types, as CI runs them (configured in pyproject.toml).
+lint: $(STAMP)
+	$(PY) -m ruff check nanohermes_nb tests bench data/make_sessions.py
+	$(PY) -m mypy
 
 # Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
 lab: $(LAB_STAMP)

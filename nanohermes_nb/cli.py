@@ -165,7 +165,9 @@ def _plain(value: Any) -> Any:
 
 
 def _records(frame) -> list[dict]:
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    """JSON-ready rows of a DataFrame, or of a list of row dicts (what the ledger gives without pandas)."""
+    rows = frame if isinstance(frame, list) else frame.to_dict(orient="records")
+    return [{str(k): _plain(v) for k, v in row.items()} for row in rows]
 
 
 def _print_json(data: Any) -> None:
@@ -195,13 +197,13 @@ def _tolerant_streams() -> None:
 
 
 def _summarizer(name: str):
-    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer
     from .context.summarizers import ExtractiveSummarizer, PlaceholderSummarizer
 
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "placeholder":
         return PlaceholderSummarizer()
+    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer  # httpx: only when an LLM is asked for
     from .agent.transport import TransportError
     from .context.summarizers import SummarizerError
 
@@ -290,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="stop at the first file that cannot be loaded")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
-    p.add_argument("--retention", action="store_true", help="add the retention score")
+    p.add_argument("--retention", action=argparse.BooleanOptionalAction, default=True,
+                   help="the retention score at each event (on by default, as in every replay)")
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
@@ -400,17 +403,21 @@ def _cmd_ledger(args) -> int:
     pricing = _pricing(args.pricing)
     ledger = replay(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), unit=args.unit,
                     policy=policy, pricing=pricing)
-    frame = _by_turn(ledger) if args.by_turn else ledger.requests
+    if args.by_turn:
+        frame = _by_turn(ledger)
+        records, names = _records(frame), [str(c) for c in frame.columns]
+    else:  # the plain rows: no pandas on the default path
+        records, names = _records(ledger.records()), list(ledger.rows)
     if args.json:
-        _print_json(_records(frame))
+        _print_json(records)
         return EXIT_OK
     unit = ledger.unit
     width = None if args.wide else WIDTH
-    columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
+    columns = names if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
-    lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
-    more = len(frame.columns) - len(columns) + len(hidden)
+    lines, hidden = text_table(records, columns, width=width, shrink="action")
+    more = len(names) - len(columns) + len(hidden)
     if args.by_turn:
         legend = f"largest_sent: largest request sent; check_saw: largest context the compaction check saw; {unit}"
     else:
@@ -554,7 +561,7 @@ def _cmd_sweep(args) -> int:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(args.jobs) as pool:
-            result = sweep(args.paths, executor=pool, **options)
+            result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
     else:
         result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]

@@ -118,6 +118,17 @@ def pytest_configure(config):
             raise pytest.UsageError(f"no transcripts in the {corpus.name} corpus at {corpus.path}")
 
 
+# whole modules in the slow tier (`make test-fast` leaves them out): they execute notebooks or drive a browser;
+# single slow tests elsewhere carry @pytest.mark.slow themselves
+SLOW_MODULES = frozenset({"test_notebooks.py", "test_browser.py", "test_course.py"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_MODULES or "built_course" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_generate_tests(metafunc):
     if "corpus" in metafunc.fixturenames:
         metafunc.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])
