@@ -23,7 +23,7 @@ from .budgets import DEFAULT_BUDGETS, Budgets
 from .clamp import clamp, utf8_boundary
 from .processes import Job
 from .toolspecs import ARROW, DEFAULT_COMMAND_TIMEOUT, TOOL_NAMES, TOOL_SPECS, ToolError, ToolSpec, check_args as _check_args, tool_specs
-from .web import WebError, check_url, html_to_text, web_text
+from .web import ParseDeadline, WebError, check_url, html_to_text, web_text
 from .transport import AddressRefused, ConnectFailed, RedirectRefused, TransportError, TransportTimeout, fetch
 
 __all__ = [
@@ -446,7 +446,8 @@ class Tools:
     def web_fetch(self, url: str, max_chars: int | None = None) -> str:
         """Readable text of an http(s) URL; body read up to the cap, text cut to ``max_chars``.
 
-        One fetch takes at most ``web_timeout`` seconds in all; the body is decoded
+        One fetch takes at most ``web_timeout`` seconds in all, turning the page into
+        text included; the body is decoded
         (gzip, deflate) while streaming and read only up to ``web_max_response_bytes``
         decoded bytes; at most 5 redirects, to http(s) only.
         """
@@ -459,9 +460,14 @@ class Tools:
         except WebError as e:
             raise ToolError(str(e)) from None
         cap = b.web_max_response_bytes
+        deadline = time.monotonic() + self.web_timeout  # one for the request and the text alike
         reply = self._fetch(url, cap)
         data = reply.body[:utf8_boundary(reply.body, cap)] if reply.truncated else reply.body
-        text = web_text(data, reply.content_type, reply.charset)
+        try:
+            text = web_text(data, reply.content_type, reply.charset, deadline)
+        except ParseDeadline:
+            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s, "
+                            "while turning the page into text)") from None
         if len(text) > chars:
             text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
         if reply.truncated:
