@@ -13,7 +13,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from .clamp import utf8_boundary
+from ..context.clamp import utf8_boundary
 
 __all__ = ["NotRegularFile", "Capped", "read_regular", "file_kind"]
 

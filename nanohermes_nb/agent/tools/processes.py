@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ...context.clamp import utf8_boundary
 from .cgroup import ENTER, JobCgroup
-from .clamp import utf8_boundary
 
 __all__ = ["Job", "Drain", "MARK_VARIABLE"]
 
