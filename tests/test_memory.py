@@ -362,7 +362,7 @@ def test_a_writer_waits_for_the_lock_then_gives_up_with_a_clear_error(tmp_path: 
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import fcntl
 
-    from nanohermes_nb import memory
+    from nanohermes_nb.agent import memory
 
     path = tmp_path / "m.json"
     holder = subprocess.Popen([sys.executable, "-c", (
