@@ -306,16 +306,21 @@ class MemoryStore:
         if stamp == self._stamp and not fresh:
             return stamp, self._entries
         limit = self.max_file_bytes()
+        if st.st_size > limit:  # refused from its size alone: a sparse 3 GB file is never read
+            raise self._too_big(st.st_size, limit)
         try:
             capped = read_regular(self.path, limit)
         except NotRegularFile as e:  # swapped for a pipe or a device since the stat
             raise self._fail(f"is not a regular file but {e.kind}") from None
         except OSError as e:
             raise self._fail(f"cannot be read ({e.strerror})") from None
-        if capped.more:
-            raise self._fail(f"is {capped.size} bytes, more than a store of {self.budgets.memory_max_entries} "
-                             f"entries can need ({limit} bytes)")
+        if capped.more:  # it grew since the stat
+            raise self._too_big(capped.size, limit)
         return stamp, self._parse(capped.data)
+
+    def _too_big(self, size: int, limit: int) -> MemoryStoreError:
+        return self._fail(f"is {size} bytes, more than a store of {self.budgets.memory_max_entries} "
+                          f"entries can need ({limit} bytes)")
 
     def max_file_bytes(self) -> int:
         """The largest store file read: generous room per entry (writes keep lines far shorter),

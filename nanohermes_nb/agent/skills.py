@@ -54,7 +54,7 @@ def _split_front_matter(path: Path, text: str) -> tuple[dict[str, str], str]:
         key, sep, value = line.partition(":")
         key, value = key.strip(), value.strip()
         if not sep or not key:
-            raise SkillError(f"{path}: line {number}: expected 'key: value', got {line.strip()!r}")
+            raise SkillError(f"{path}: line {number}: expected 'key: value', got {line.strip()[:80]!r}")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         if value in ("|", ">", "|-", ">-"):
