@@ -31,14 +31,16 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import html
 import json
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["Translation", "Issue", "en_sha", "read_translation", "translation_path", "issues", "zh_notebook",
            "annotate_terms", "glossary_terms", "stamp", "main", "ZH_DIR"]
@@ -50,7 +52,7 @@ HEADER_TAG, FOOTER_TAG = "course-header", "course-footer"
 _BLOCK = re.compile(r"^<!-- (title|cell (\S+?)(?: en_sha=([0-9a-f]{12}))?) -->[ \t]*$", re.M)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*$", re.M)
 _FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
-_PROTECTED = re.compile(r"```.*?```|`[^`\n]+`|<[^>\n]+>|\]\([^)\n]*\)|^#{1,6} .*$", re.M | re.S)
+_PROTECTED = re.compile(r"```.*?```|`[^`\n]+`|<[^>\n]+>|\]\([^)\n]*\)|^#{1,6} [^\n]*$", re.M | re.S)
 
 
 def en_sha(source: str) -> str:
@@ -185,14 +187,15 @@ def annotate_terms(texts: Sequence[str], terms: Sequence[tuple[str, str]]) -> li
     """Mark the first use of each term across ``texts`` (a notebook's prose, in order) with its English.
 
     A use inside code, a link target, an HTML tag or a heading does not count, nor does one
-    inside a longer term (``上下文`` in ``上下文窗口``). A use already followed by its English in
-    full-width parentheses is left as it is (and counts as the first).
+    inside a longer term (``上下文`` in ``上下文窗口``); a use right next to a full-width
+    parenthesis is taken only when the text has no other (nested brackets read badly). A use
+    already followed by its English in full-width parentheses is left as it is.
     """
     out = list(texts)
     for zh, en in terms:
         longer = [t for t, _ in terms if len(t) > len(zh) and zh in t]
         for k, text in enumerate(out):
-            at = _first_use(text, zh, longer)
+            at = _first_use(text, zh, en, longer)
             if at is None:
                 continue
             end = at + len(zh)
@@ -202,14 +205,21 @@ def annotate_terms(texts: Sequence[str], terms: Sequence[tuple[str, str]]) -> li
     return out
 
 
-def _first_use(text: str, term: str, longer: Sequence[str]) -> int | None:
+def _first_use(text: str, term: str, english: str, longer: Sequence[str]) -> int | None:
     blocked = [m.span() for m in _PROTECTED.finditer(text)]
     for t in longer:
         blocked += [m.span() for m in re.finditer(re.escape(t), text)]
+    fallback = None
     for m in re.finditer(re.escape(term), text):
-        if not any(a <= m.start() < b or a < m.end() <= b for a, b in blocked):
-            return m.start()
-    return None
+        if any(a <= m.start() < b or a < m.end() <= b for a, b in blocked):
+            continue
+        if text.startswith(f"（{english}）", m.end()):
+            return m.start()  # already bilingual here
+        if text[m.end():m.end() + 1] in ("（", "）"):
+            fallback = m.start() if fallback is None else fallback
+            continue
+        return m.start()
+    return fallback
 
 
 def _anchor(heading: str) -> str:
@@ -222,8 +232,8 @@ def _keep_anchors(english: str, zh: str) -> str:
     zh_heads = list(_HEADING.finditer(zh))
     if len(en_heads) != len(zh_heads):
         return zh
-    for m, target in reversed(list(zip(zh_heads, en_heads))):
-        zh = f"{zh[:m.end()]} <a id=\"{_anchor(target)}\"></a>{zh[m.end():]}"
+    for m, target in reversed(list(zip(zh_heads, en_heads, strict=True))):
+        zh = f"{zh[:m.end()]} <a id=\"{html.escape(_anchor(target))}\"></a>{zh[m.end():]}"
     return zh
 
 
@@ -290,7 +300,7 @@ def zh_notebook(nb: Any, name: str, translation: Translation | None, cmap: Any, 
             new.source = "*（本段尚无中文译文，以下为英文原文。）*\n\n" + cell.source
         cells.append(new)
     annotated = annotate_terms([cells[k].source for k in prose], terms)
-    for k, text in zip(prose, annotated):
+    for k, text in zip(prose, annotated, strict=True):
         cells[k].source = text
     out.cells = cells
     return out, untranslated
@@ -306,16 +316,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", help="notebooks to check (default: all of notebooks/)")
     parser.add_argument("--stamp", action="store_true", help="write the English hash into new (unstamped) blocks")
     parser.add_argument("--show", action="store_true", help="print the English source of each missing/stale cell")
+    parser.add_argument("--zh-dir", default=str(ZH_DIR), help="the folder of translation files")
     args = parser.parse_args(argv)
+    folder = Path(args.zh_dir)
     paths = [Path(p) for p in args.notebooks] or notebook_paths()
     found = []
     for path in paths:
         try:
-            if args.stamp and translation_path(path).exists():
-                n = stamp(path)
+            if args.stamp and translation_path(path, folder).exists():
+                n = stamp(path, folder)
                 if n:
-                    print(f"{translation_path(path).relative_to(ROOT)}: stamped {n} new block(s)")
-            found += issues(path)
+                    print(f"{translation_path(path, folder)}: stamped {n} new block(s)")
+            found += issues(path, folder)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
