@@ -105,8 +105,8 @@ def built_course(tmp_path_factory):
 
     Returns the site folder (English at its root, Chinese in ``zh/``) and the runs by notebook name.
     """
-    from nanohermes_nb.course import notebook_paths, run_course
-    from nanohermes_nb.site import build_site
+    from nanohermes_nb.course.build import notebook_paths, run_course
+    from nanohermes_nb.course.site import build_site
 
     out = tmp_path_factory.mktemp("course")
     runs = run_course(notebook_paths(ROOT / "notebooks"), out / "executed", workers=2, timeout=300)

@@ -1,8 +1,8 @@
 """The Chinese edition: every prose cell translated and current, code cells identical, terms bilingual.
 
 Translations live in ``notebooks/zh/NN_name.md``, one block per English Markdown cell, keyed by
-the cell's nbformat id and the hash of its English source (``nanohermes_nb.translations``). When
-a test here fails for a notebook, ``python -m nanohermes_nb.translations --show NOTEBOOK`` prints
+the cell's nbformat id and the hash of its English source (``nanohermes_nb.course.translations``). When
+a test here fails for a notebook, ``python -m nanohermes_nb.course.translations --show NOTEBOOK`` prints
 the English of every missing or stale cell.
 """
 
@@ -16,9 +16,9 @@ import nbformat
 import pytest
 from conftest import ROOT
 
-from nanohermes_nb import translations as T
-from nanohermes_nb.course import notebook_paths
-from nanohermes_nb.coursemap import course_map
+from nanohermes_nb.course import translations as T
+from nanohermes_nb.course.build import notebook_paths
+from nanohermes_nb.course.map import course_map
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
@@ -39,7 +39,7 @@ def zh_edition(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
 def test_every_prose_cell_has_a_current_translation(path):
     found = T.issues(path)
-    assert not found, (f"{len(found)} translation issue(s); run `python -m nanohermes_nb.translations --show "
+    assert not found, (f"{len(found)} translation issue(s); run `python -m nanohermes_nb.course.translations --show "
                        f"notebooks/{path.name}`:\n" + "\n".join(map(str, found[:10])))
 
 

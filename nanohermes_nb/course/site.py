@@ -1,6 +1,6 @@
 """Build the course and the docs as one static site with MkDocs (Material, mkdocs-jupyter, mkdocstrings).
 
-``make course`` executes the notebooks (``course.py``) and then calls ``build_site``, which
+``make course`` executes the notebooks (``build.py``) and then calls ``build_site``, which
 stages two MkDocs projects under ``build/site_src/`` and builds them:
 
 - **English** into ``build/course/``: a home page generated from the course map and the runs,
@@ -31,7 +31,7 @@ from typing import Any
 __all__ = ["SiteBuild", "build_site", "external_urls", "reading_time", "stage_notebook", "api_modules",
            "WIDGET_VIEW"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "mkdocs.yml"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SNAPSHOT_TYPES = {"text/html", "image/png", "image/svg+xml"}
@@ -160,7 +160,7 @@ def _stage_api(stage: Path) -> list[dict]:
 
 def _home(lang: str, entries: Sequence[tuple[str, str, Any]], runs: Mapping[str, Any]) -> str:
     """The home page: one row per notebook (topic, reading, code, run time), the article map, the glossary."""
-    from .coursemap import anchor, course_map
+    from .map import anchor, course_map
 
     cmap = course_map()
     zh = lang == "zh"
@@ -206,7 +206,7 @@ def _stage_edition(lang: str, executed: Sequence[Path], runs: Mapping[str, Any],
     import nbformat
 
     from . import translations
-    from .coursemap import course_map
+    from .map import course_map
 
     if stage.exists():
         shutil.rmtree(stage)

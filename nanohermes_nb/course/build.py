@@ -29,7 +29,7 @@ from typing import Any
 __all__ = ["NotebookRun", "execute_notebook", "run_course", "notebook_paths", "ledger_figure_data",
            "write_ledger_figure", "figure_hash", "main"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LEDGER_FIGURE = ROOT / "docs" / "ledger_vs_article.png"
 FIGURE_KEY = "nanohermes-data-sha256"  # PNG text chunk: the hash of the data the figure plots
@@ -115,7 +115,11 @@ def execute_notebook(
     """Run one notebook in a fresh kernel; write the executed copy to ``out_dir``."""
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbclient.exceptions import (
+        CellExecutionError,
+        CellTimeoutError,
+        DeadKernelError,
+    )
 
     path = Path(path)
     out = Path(out_dir)
@@ -168,8 +172,8 @@ def ledger_figure_data(root: str | os.PathLike = ROOT) -> dict:
     """What the README's picture plots: the replayed twelve-turn ledger and the article's, turn by turn."""
     import pandas as pd
 
-    from .ledger import replay
-    from .transcripts import load_transcript
+    from ..engine.ledger import replay
+    from ..transcripts import load_transcript
 
     root = Path(root)
     ledger = replay(load_transcript(root / "data" / "sessions" / "twelve_turns.json"))
@@ -210,9 +214,9 @@ def write_ledger_figure(path: str | os.PathLike = LEDGER_FIGURE, root: str | os.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from .ledger import replay
-    from .transcripts import load_transcript
-    from .views.plots import plot_by_turn
+    from ..engine.ledger import replay
+    from ..transcripts import load_transcript
+    from ..views.plots import plot_by_turn
 
     path, root = Path(path), Path(root)
     data = ledger_figure_data(root)
@@ -272,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for lang, cells in site.untranslated.items():
             if cells:
                 print(f"{lang}: {len(cells)} prose cell(s) without a translation "
-                      "(python -m nanohermes_nb.translations)")
+                      "(python -m nanohermes_nb.course.translations)")
     if not args.notebooks:
         figure = "redrawn" if write_ledger_figure() else "up to date"
         print(f"{LEDGER_FIGURE.relative_to(ROOT)}: {figure}")

@@ -12,10 +12,10 @@ the SHA-256 (first 12 hex digits) of that cell's English source::
 
 A Markdown file, not JSON, so that a translator edits prose and a reviewer reads a plain diff.
 When the English cell changes, its hash no longer matches and the translation is *stale*; a
-cell with no block is *missing*. ``python -m nanohermes_nb.translations`` lists both (with the
+cell with no block is *missing*. ``python -m nanohermes_nb.course.translations`` lists both (with the
 English to translate); ``--stamp`` writes the hash into blocks that have none yet (a new
 translation), never over an existing one, so a stale block stays stale until a person has
-looked at it and updated its hash.
+updated its Chinese, deleted its old hash and stamped it again.
 
 The Chinese notebook is the English one with every Markdown cell replaced: code cells (and
 their outputs, when the English notebook was executed) are the very same objects, so the two
@@ -45,7 +45,7 @@ from typing import Any
 __all__ = ["Translation", "Issue", "en_sha", "read_translation", "translation_path", "issues", "zh_notebook",
            "annotate_terms", "glossary_terms", "stamp", "main", "ZH_DIR"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZH_DIR = ROOT / "notebooks" / "zh"
 GLOSSARY = ROOT / "data" / "glossary.json"
 HEADER_TAG, FOOTER_TAG = "course-header", "course-footer"
@@ -309,9 +309,9 @@ def zh_notebook(nb: Any, name: str, translation: Translation | None, cmap: Any, 
 def main(argv: Sequence[str] | None = None) -> int:
     import nbformat
 
-    from .course import notebook_paths
+    from .build import notebook_paths
 
-    parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.translations",
+    parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course.translations",
                                      description="List prose cells whose Chinese translation is missing or stale.")
     parser.add_argument("notebooks", nargs="*", help="notebooks to check (default: all of notebooks/)")
     parser.add_argument("--stamp", action="store_true", help="write the English hash into new (unstamped) blocks")
