@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NotebookRun", "execute_notebook", "run_course", "notebook_paths", "ledger_figure_data",
-           "write_ledger_figure", "figure_hash", "main"]
+__all__ = ["NotebookRun", "NotebookInfo", "execute_notebook", "run_course", "notebook_paths", "notebook_info",
+           "ledger_figure_data", "write_ledger_figure", "figure_hash", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -163,6 +164,44 @@ def run_course(
         return [_execute(j) for j in jobs]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(_execute, jobs))
+
+
+# ---------------------------------------------------------------- what a notebook is about
+
+
+@dataclass(frozen=True)
+class NotebookInfo:
+    """What the course map and the home page say about a notebook, read from the notebook itself."""
+
+    name: str
+    number: str
+    topic: str
+    minutes: int  # reading the prose
+    code_lines: int  # counted apart: running and reading code is not reading prose
+
+
+def notebook_info(path: str | os.PathLike) -> NotebookInfo:
+    """The notebook's topic, prose reading time and number of code lines.
+
+    The topic is ``metadata["nanohermes"]["topic"]`` when set, else the text of the
+    first Markdown heading without a leading ``NN ·`` number. Reading time and code
+    lines are ``site.reading_time`` (prose words at 200 a minute; code lines apart).
+    """
+    import nbformat
+
+    from .site import reading_time
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    topic = str(nb.metadata.get("nanohermes", {}).get("topic", "")).strip()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and not topic:
+            heading = next((ln for ln in cell.source.splitlines() if ln.startswith("#")), "")
+            topic = re.sub(r"^#+\s*(\d+\s*[·.:-]\s*)?", "", heading).strip()
+    match = re.match(r"\d*", path.stem)
+    minutes, code = reading_time(nb)
+    return NotebookInfo(path.name, match.group(0) if match else "", topic or path.stem.replace("_", " "), minutes,
+                        code)
 
 
 # ---------------------------------------------------------------- the README's picture
