@@ -52,10 +52,11 @@ class Wrong(AssertionError):
 # ---------------------------------------------------------------- in the notebook: checks
 
 
-def check(exercise: str, test: Callable[[], Any]) -> bool:
+def check(exercise: str, test: Callable[[], Any]) -> None:
     """Run ``test`` (which raises :class:`Wrong` or ``AssertionError`` when the answer is wrong); print one line.
 
-    The verdict is recorded for :func:`prove`. Returns whether the answer is right.
+    The verdict is recorded for :func:`prove` (and :func:`verdicts`). Returns None, so a check cell shows
+    only its line.
     """
     try:
         test()
@@ -69,7 +70,6 @@ def check(exercise: str, test: Callable[[], Any]) -> bool:
         message = None
     _VERDICTS.setdefault(exercise, []).append(message is None)
     print(f"✓ {exercise}: right" if message is None else f"✗ {exercise}: {message}")
-    return message is None
 
 
 def _how(mine: Any, expected: Any) -> str:
