@@ -33,7 +33,7 @@ from .needed import message_identifiers
 from .sizing import message_size
 
 __all__ = ["relevant_share", "dead_weight", "StaleRead", "stale_reads", "poisoned_lines", "last_exit_code",
-           "unused_tools", "trim_turns", "notes_block", "NOTES_CHAR_BUDGET"]
+           "unused_tools", "writes_file", "trim_turns", "notes_block", "NOTES_CHAR_BUDGET"]
 
 Message = Mapping[str, Any]
 NOTES_CHAR_BUDGET = 2_400  # the same hard budget the article gives the memory block (§8)
@@ -94,7 +94,7 @@ def dead_weight(messages: Sequence[Message], position: int) -> float | None:
     return dead / total
 
 
-def _writes(call: Any, path: str) -> bool:
+def writes_file(call: Any, path: str) -> bool:
     """Whether a call writes ``path``: an edit tool naming it, or a shell command that patches or redirects into it."""
     name, args = call_name(call), call_arguments(call)
     if path not in args:
@@ -138,7 +138,7 @@ def stale_reads(context: Sequence[Message]) -> list[StaleRead]:
                 stale.pop(path, None)
         for call in calls_of(m):
             for path, at in last_read.items():
-                if path not in stale and _writes(call, path):
+                if path not in stale and writes_file(call, path):
                     stale[path] = StaleRead(path, at, i, message_size(context[at]))
     return sorted(stale.values(), key=lambda s: s.read_at)
 
@@ -220,5 +220,5 @@ def _changed(messages: Sequence[Message]) -> list[StaleRead]:
             if path:
                 read.setdefault(path, i)
         for call in calls_of(m):
-            out += [StaleRead(p, at, i, 0) for p, at in read.items() if _writes(call, p)]
+            out += [StaleRead(p, at, i, 0) for p, at in read.items() if writes_file(call, p)]
     return out
