@@ -228,10 +228,10 @@ def layout_problems(cells: Sequence[Mapping[str, Any]], number: str, heading: st
 
 
 def counts(cells: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """How many exercises of each kind: implement, design and the rest (predict or explore)."""
+    """How many exercises of each kind: design (open-ended), implement (write a mechanism), the rest (predict)."""
     exs = exercise_cells(cells).values()
-    impl = sum(e.implement for e in exs)
-    design = sum(e.design and not e.implement for e in exs)
+    design = sum(e.design for e in exs)
+    impl = sum(e.implement and not e.design for e in exs)
     return {"implement": impl, "design": design, "other": len(exs) - impl - design}
 
 
