@@ -33,7 +33,7 @@ from .needed import message_identifiers
 from .sizing import message_size
 
 __all__ = ["relevant_share", "dead_weight", "StaleRead", "stale_reads", "poisoned_lines", "last_exit_code",
-           "unused_tools", "writes_file", "trim_turns", "notes_block", "NOTES_CHAR_BUDGET"]
+           "unused_tools", "writes_file", "trim_turns", "notes_block", "isolate", "NOTES_CHAR_BUDGET"]
 
 Message = Mapping[str, Any]
 NOTES_CHAR_BUDGET = 2_400  # the same hard budget the article gives the memory block (§8)
@@ -222,3 +222,20 @@ def _changed(messages: Sequence[Message]) -> list[StaleRead]:
         for call in calls_of(m):
             out += [StaleRead(p, at, i, 0) for p, at in read.items() if writes_file(call, p)]
     return out
+
+
+def isolate(messages: Sequence[Message], start: int, end: int, report: str, name: str = "task") -> list[Message]:
+    """``messages[start:end]`` handed to a sub-agent: one call to tool ``name`` and its one result, ``report``.
+
+    The stretch must be whole tool round trips: ``messages[start]`` an assistant message with tool
+    calls, ``messages[end - 1]`` a tool result and ``messages[end]`` (if any) not one. The parent's
+    context then holds the call and the report instead of the stretch (Claude Code's ``Task`` tool
+    does this: the sub-agent's own messages go to a separate sidechain transcript). ValueError otherwise.
+    """
+    if not (0 < start < end <= len(messages)) or not calls_of(messages[start]) \
+            or messages[end - 1].get("role") != "tool" or (end < len(messages) and messages[end].get("role") == "tool"):
+        raise ValueError(f"messages[{start}:{end}] is not a stretch of whole tool round trips")
+    call = {"id": f"call_isolated_{start}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps({"messages": f"{start}-{end - 1}"})}}
+    return [*messages[:start], {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": report}, *messages[end:]]
