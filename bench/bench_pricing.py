@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import nanohermes_nb as nh  # noqa: E402
 from _corpus import corpus, files  # noqa: E402
 from bench_engine import BUDGETS, KEEPS  # noqa: E402
+
+import nanohermes_nb as nh  # noqa: E402
 
 
 def cpu(fn, runs: int = 3) -> float:

@@ -7,9 +7,62 @@ tuning budgets on real agent logs. The views (tables, plots, widgets) load
 lazily, so importing the package does not import matplotlib or ipywidgets.
 """
 
-from .budgets import DEFAULT_BUDGETS, Budgets, CapRow, caps_table
-from .clamp import ClampReport, clamp, clamp_report
-from .sizing import (
+from .agent.loop import (
+    Agent,
+    AgentResult,
+    LiveEvent,
+    LiveReplayMismatch,
+    ModelCall,
+    Step,
+)
+from .agent.memory import (
+    MemoryEntry,
+    MemoryStore,
+    MemoryStoreError,
+    inject,
+    render_block,
+    set_block,
+)
+from .agent.models import (
+    ModelError,
+    ModelReply,
+    ModelSummarizer,
+    OpenAICompatibleModel,
+    OpenAICompatibleSummarizer,
+    RecordedSummarizer,
+    ScriptedModel,
+    Usage,
+    assistant,
+)
+from .agent.prompt import (
+    PrefixReport,
+    SystemConfig,
+    prefix_reuse,
+    project_context,
+    project_docs,
+    refresh_system,
+    system_content,
+    system_prompt,
+)
+from .agent.skills import Skill, load_skills, skill_body
+from .agent.skills import listing as skills_listing
+from .agent.tools.toolbox import TOOL_NAMES, TOOL_SPECS, ToolError, Tools
+from .context.budgets import DEFAULT_BUDGETS, Budgets, CapRow, caps_table
+from .context.clamp import ClampReport, clamp, clamp_report
+from .context.compaction import (
+    PLACEHOLDER_NOTE,
+    SUMMARY_HEADER,
+    CompactionResult,
+    build_excerpt,
+    compact,
+    find_cut,
+    find_cut_backward,
+    naive_cut,
+)
+from .context.history import PROFILES, Problem, check_history
+from .context.metrics import Check, Retention, retention, verify_compaction
+from .context.needed import NeededLater, identifiers
+from .context.sizing import (
     APPROX_CHARS_PER_TOKEN,
     UNITS,
     Meter,
@@ -22,40 +75,22 @@ from .sizing import (
     serialize,
     shared_prefix_bytes,
 )
-from .history import PROFILES, Problem, check_history
-from .summarizers import (
+from .context.summarizers import (
     ExtractiveSummarizer,
-    OpenAICompatibleSummarizer,
     PlaceholderSummarizer,
     SummarizerError,
     summary_prompt,
 )
-from .compaction import (
-    PLACEHOLDER_NOTE,
-    SUMMARY_HEADER,
-    CompactionResult,
-    build_excerpt,
-    compact,
-    find_cut,
-    find_cut_backward,
-    naive_cut,
+from .engine.ledger import CAVEAT, Ledger, reference_replay, replay
+from .engine.pricing import (
+    Pricing,
+    PricingError,
+    get_pricing,
+    pricing_presets,
+    pricing_table,
 )
-from .transcripts import Transcript, TranscriptError, load_transcript, load_transcripts
-from .tools import TOOL_NAMES, TOOL_SPECS, Tools, ToolError
-from .prompt import (
-    PrefixReport,
-    SystemConfig,
-    prefix_reuse,
-    project_context,
-    project_docs,
-    refresh_system,
-    system_content,
-    system_prompt,
-)
-from .skills import Skill, load_skills, skill_body
-from .skills import listing as skills_listing
-from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
-from .metrics import Check, Retention, retention, verify_compaction
+from .engine.recorded import RecordedSession
+from .engine.sweep import SweepReport, compare_policies, sweep
 from .policies import (
     POLICIES,
     Applied,
@@ -74,22 +109,7 @@ from .policies import (
     over_budget,
     resolve_policy,
 )
-from .recorded import RecordedSession
-from .pricing import Pricing, PricingError, get_pricing, pricing_presets, pricing_table
-from .needed import NeededLater, identifiers
-from .ledger import CAVEAT, Ledger, reference_replay, replay
-from .sweep import SweepReport, compare_policies, sweep
-from .models import (
-    ModelError,
-    ModelReply,
-    ModelSummarizer,
-    OpenAICompatibleModel,
-    RecordedSummarizer,
-    ScriptedModel,
-    Usage,
-    assistant,
-)
-from .agent import Agent, AgentResult, LiveEvent, LiveReplayMismatch, ModelCall, Step
+from .transcripts import Transcript, TranscriptError, load_transcript, load_transcripts
 
 __version__ = "0.1.0"
 

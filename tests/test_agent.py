@@ -15,14 +15,19 @@ import json
 import time
 
 import pytest
-
-import nanohermes_nb as nh
-from nanohermes_nb import SUMMARY_HEADER, TOOL_SPECS, Agent, ScriptedModel, summary_prompt
-from nanohermes_nb.agent import LiveReplayMismatch
-from nanohermes_nb.models import ModelError, Usage
-
 from builders import AGENT_POLICY_CASES, agent_workspace, random_turns
 from chat_server import ChatServer, Completion, Raw, tool_message
+
+import nanohermes_nb as nh
+from nanohermes_nb import (
+    SUMMARY_HEADER,
+    TOOL_SPECS,
+    Agent,
+    ScriptedModel,
+    summary_prompt,
+)
+from nanohermes_nb.agent.loop import LiveReplayMismatch
+from nanohermes_nb.agent.models import ModelError, Usage
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -281,7 +286,7 @@ def test_the_model_is_configured_from_the_environment():
                                                "NANOHERMES_LLM_API_KEY": KEY + "\n",
                                                "NANOHERMES_LLM_MODEL": "local-7b"})
     assert model.model == "local-7b" and model.endpoint == "http://127.0.0.1:9/v1/chat/completions"
-    with pytest.raises(nh.transport.APIKeyError) as info:
+    with pytest.raises(nh.agent.transport.APIKeyError) as info:
         nh.OpenAICompatibleModel("http://127.0.0.1:9", "bad key", "m")
     assert "bad key" not in str(info.value)
 
@@ -562,7 +567,8 @@ def test_the_data_sessions_recorded_live_have_the_ledgers_their_replays_have(mak
 def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path, monkeypatch):
     """Notebook 18 offline is run by test_notebooks; here its other path, against a local endpoint."""
     from conftest import ROOT
-    from nanohermes_nb.course import execute_notebook
+
+    from nanohermes_nb.course.build import execute_notebook
 
     usage = {"prompt_tokens": 900, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 0}}
     plan = [tool_message("Files first.", ("glob", {"pattern": "**/*.py"})),

@@ -6,14 +6,20 @@ import json
 
 import pandas as pd
 import pytest
+from builders import SYSTEM, assistant, session, tool, user
 
 import nanohermes_nb as nh
-from nanohermes_nb import POLICIES, apply_policy, over_budget, replay, resolve_policy, sweep
-from nanohermes_nb.ledger import reference_replay
-from nanohermes_nb.recorded import RecordedSession
-from nanohermes_nb.summarizers import ExtractiveSummarizer
-
-from builders import SYSTEM, assistant, session, tool, user
+from nanohermes_nb import (
+    POLICIES,
+    apply_policy,
+    over_budget,
+    replay,
+    resolve_policy,
+    sweep,
+)
+from nanohermes_nb.context.summarizers import ExtractiveSummarizer
+from nanohermes_nb.engine.ledger import reference_replay
+from nanohermes_nb.engine.recorded import RecordedSession
 
 S = ExtractiveSummarizer()  # deterministic and picklable (a process pool needs that)
 
@@ -158,7 +164,7 @@ def test_history_checks_remembered_across_settings_equal_fresh_ones():
 def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
     """The history book's counts, however they were shared between settings, equal a checker run over the
     whole context each request sent, for every profile (one session shared by all settings, as in a sweep)."""
-    from nanohermes_nb.history import HistoryChecker
+    from nanohermes_nb.context.history import HistoryChecker
 
     checked = 0
     for path in corpus.files:
@@ -180,7 +186,7 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
 def test_a_transcripts_summaries_are_kept_with_it_not_by_the_shared_summarizer():
     """A sweep over thousands of transcripts must not keep every transcript's summaries alive: those made
     from a stretch of a transcript are remembered in that transcript's cache and go with it."""
-    from nanohermes_nb.compaction import _default
+    from nanohermes_nb.context.compaction import _default
 
     memo = _default()._memo
     before = len(memo)

@@ -2,12 +2,14 @@
 every real transcript, Hypothesis properties, and the metrics computed by hand."""
 
 import copy
-import json
 import dataclasses
+import json
 
 import pytest
+from builders import SYSTEM, assistant, session, tool, tool_round, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import legal_histories
 
 from nanohermes_nb import (
     PLACEHOLDER_NOTE,
@@ -18,9 +20,9 @@ from nanohermes_nb import (
     replay,
     sweep,
 )
-from nanohermes_nb.compaction import is_summary_message
-from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
-from nanohermes_nb.metrics import GOAL_TERM_SHARE, goal_terms, retention
+from nanohermes_nb.context.compaction import is_summary_message
+from nanohermes_nb.context.metrics import GOAL_TERM_SHARE, goal_terms, retention
+from nanohermes_nb.context.sizing import text_of
 from nanohermes_nb.policies import (
     POLICIES,
     PREVIOUS_SUMMARY_ROLE,
@@ -34,17 +36,19 @@ from nanohermes_nb.policies import (
     get_policy,
     repair_tool_pairs,
 )
+from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
 from nanohermes_nb.policies.hermes_text import (
     MERGED_PRIOR_CONTEXT_HEADER as HERMES_MERGED,
+)
+from nanohermes_nb.policies.hermes_text import (
     SUMMARY_END_MARKER as HERMES_END,
+)
+from nanohermes_nb.policies.hermes_text import (
     SUMMARY_PREFIX as HERMES_PREFIX,
+)
+from nanohermes_nb.policies.hermes_text import (
     is_summary_content,
 )
-from nanohermes_nb.sizing import text_of
-
-from builders import SYSTEM, assistant, session, tool, tool_round, user
-from strategies import legal_histories
-
 
 NEW_POLICIES = ["langchain_trim", "hermes_agent", "codex", "observation_masking", "clear_tool_uses",
                 "langchain_summarize"]
@@ -406,8 +410,8 @@ def test_retention_by_hand():
 def test_retention_stops_reading_only_when_the_answer_is_known(corpus, policy):
     """The book's retention (shared index, reading kept messages until answered) equals reading every kept message."""
     from nanohermes_nb import load_transcript, replay
-    from nanohermes_nb.metrics import first_user_goal, terms_in
-    from nanohermes_nb.summarizers import find_paths
+    from nanohermes_nb.context.metrics import first_user_goal, terms_in
+    from nanohermes_nb.context.summarizers import find_paths
 
     def parts(m):  # the text a model reads: the content, then each call's arguments
         return [text_of(m)] + [str(c["function"].get("arguments", "")) for c in (m.get("tool_calls") or [])

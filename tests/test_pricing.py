@@ -11,15 +11,21 @@ from itertools import accumulate
 from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import VENDORED
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import legal_histories
 
 import nanohermes_nb as nh
+from nanohermes_nb.context.sizing import Meter, count_tokens, serialize
+from nanohermes_nb.engine.pricing import (
+    Pricing,
+    PricingError,
+    get_pricing,
+    pricing_presets,
+    pricing_table,
+)
 from nanohermes_nb.policies import Policy, make_event
-from nanohermes_nb.pricing import Pricing, PricingError, get_pricing, pricing_presets, pricing_table
-from nanohermes_nb.sizing import Meter, count_tokens, serialize
-
-from conftest import VENDORED
-from strategies import legal_histories
 
 UNIT = "tokens_approx"
 
@@ -282,7 +288,7 @@ def test_totals_without_rows_equal_the_rows():
     msgs = four_requests()
     for rule in RULES:
         pricing = price(rule)
-        replay = nh.ledger.Replay(nh.RecordedSession.of(msgs), nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
+        replay = nh.engine.ledger.Replay(nh.RecordedSession.of(msgs), nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
                                   summarizer=lambda e: "S", pricing=pricing)
         assert replay.totals() == replay.ledger().totals
 

@@ -17,8 +17,8 @@ rules differ a little by provider, so ``check_history`` takes a profile:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .sizing import role_of

@@ -1,0 +1,2 @@
+"""The course: ``build`` executes the notebooks into ``build/course/``; ``map`` is the
+course map (which notebook teaches what). ``python -m nanohermes_nb.course`` builds it."""
