@@ -3,8 +3,8 @@
 import nbformat
 import pytest
 
-from nanohermes_nb import exercises as ex
-from nanohermes_nb.course import execute_notebook, notebook_paths
+from nanohermes_nb.course import exercises as ex
+from nanohermes_nb.course.build import execute_notebook, notebook_paths
 
 from conftest import ROOT
 
@@ -50,7 +50,7 @@ def _notebook(solution_body):
     return nbformat.v4.new_notebook(cells=[
         _md("**Exercise 99.1** — write `double`.", "exercise"),
         _code("# Starter 99.1\ndef double(x):\n    raise NotImplementedError", "starter", "implement"),
-        _code('# Check 99.1\nfrom nanohermes_nb.exercises import check, same_function\n'
+        _code('# Check 99.1\nfrom nanohermes_nb.course.exercises import check, same_function\n'
               'check("99.1", lambda: same_function(double, lambda x: 2 * x, [(f"x={k}", (k,), {}) for k in range(5)]))',
               "check"),
         _code("assert double(21) == 42  # later cells use the solution"),

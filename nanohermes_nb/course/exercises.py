@@ -40,7 +40,7 @@ INJECTED = "injected-exercise"  # cells for_build inserts; for_reader removes al
 PROOF = "exercise-proof"
 _HEAD = {EXERCISE: re.compile(r"^\*\*Exercise (\d+\.\d+)\*\*"), STARTER: re.compile(r"^# Starter (\d+\.\d+)\b"),
          CHECK: re.compile(r"^# Check (\d+\.\d+)\b"), SOLUTION: re.compile(r"^# Solution (\d+\.\d+)\b")}
-MAP_FILE = Path(__file__).resolve().parents[1] / "data" / "course_map.json"
+MAP_FILE = Path(__file__).resolve().parents[2] / "data" / "course_map.json"
 
 _VERDICTS: dict[str, list[bool]] = {}
 
@@ -265,7 +265,7 @@ def for_build(nb: Any) -> Any:
     cells = []
     for i, cell in enumerate(out.cells):
         cells += [cell, *after.get(i, [])]
-    proof = _code(nbformat, "from nanohermes_nb.exercises import prove\n\n"
+    proof = _code(nbformat, "from nanohermes_nb.course.exercises import prove\n\n"
                   f"prove({[e.id for e in proved]!r});", PROOF, "exercise-proof")
     footer = len(cells) - 1 if "course-footer" in _tags(cells[-1]) else len(cells)
     cells.insert(footer, proof)
