@@ -2,11 +2,10 @@
 
 import nbformat
 import pytest
+from conftest import ROOT
 
 from nanohermes_nb.course import exercises as ex
 from nanohermes_nb.course.build import execute_notebook, notebook_paths
-
-from conftest import ROOT
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 HEADING = ex.solutions_heading()

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .messages import call_arguments, call_name, calls_of, pair_tool_results, text_of, tool_call_of
 from .needed import message_identifiers
@@ -101,7 +102,8 @@ def writes_file(call: Any, path: str) -> bool:
         return False
     if name in _EDITS:
         return True
-    return name in _SHELLS and (bool(_SHELL_WRITE.search(args)) or re.search(r">\s*" + re.escape(path), args) is not None)
+    redirected = re.search(r">\s*" + re.escape(path), args) is not None
+    return name in _SHELLS and (bool(_SHELL_WRITE.search(args)) or redirected)
 
 
 @dataclass(frozen=True)

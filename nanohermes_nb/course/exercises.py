@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["Wrong", "check", "same_function", "close_to", "verdicts", "prove", "reset", "Exercise",
            "exercise_cells", "layout_problems", "for_build", "for_reader", "solutions_heading", "counts",
@@ -83,12 +84,12 @@ def _how(mine: Any, expected: Any) -> str:
     if isinstance(expected, (str, bytes)) and isinstance(mine, type(expected)):
         if len(mine) != len(expected):
             return f"{abs(len(mine) - len(expected)):,} {'longer' if len(mine) > len(expected) else 'shorter'}"
-        k = next(i for i, (a, b) in enumerate(zip(mine, expected)) if a != b)
+        k = next(i for i, (a, b) in enumerate(zip(mine, expected, strict=False)) if a != b)
         return f"same length, first difference at position {k:,}"
     if isinstance(expected, (list, tuple)) and isinstance(mine, (list, tuple)):
         if len(mine) != len(expected):
             return f"{len(mine)} items where {len(expected)} are expected"
-        k = next(i for i, (a, b) in enumerate(zip(mine, expected)) if a != b)
+        k = next(i for i, (a, b) in enumerate(zip(mine, expected, strict=False)) if a != b)
         return f"item {k} differs ({_how(mine[k], expected[k])})"
     if type(mine) is not type(expected):
         return f"a {type(mine).__name__} where a {type(expected).__name__} is expected"
