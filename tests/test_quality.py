@@ -143,7 +143,8 @@ def test_isolate_keeps_a_legal_history_and_rejects_partial_stretches():
     users = [i for i, m in enumerate(TWELVE) if m["role"] == "user"] + [len(TWELVE)]
     stretches = [(next(i for i in range(a, b) if TWELVE[i].get("tool_calls")),
                   max(i for i in range(a, b) if TWELVE[i]["role"] == "tool") + 1)
-                 for a, b in zip(users, users[1:], strict=False) if any(TWELVE[i].get("tool_calls") for i in range(a, b))]
+                 for a, b in zip(users, users[1:], strict=False)
+                 if any(TWELVE[i].get("tool_calls") for i in range(a, b))]
     start, end = max(stretches, key=lambda se: context_size(TWELVE[se[0]:se[1]]))   # turn 8's large reads
     handed = isolate(TWELVE, start, end, "the report")
     assert check_history(handed) == [] and len(handed) == len(TWELVE) - (end - start) + 2
