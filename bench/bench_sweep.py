@@ -16,14 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nanohermes_nb import (  # noqa: E402
-    load_transcript,
-    load_transcripts,
-    reference_replay,
-    replay,
-    sweep,
-)
+from nanohermes_nb import load_transcripts, replay, sweep
 from nanohermes_nb.context.summarizers import ExtractiveSummarizer  # noqa: E402
+from nanohermes_nb.engine.ledger import reference_replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import BUDGETS, KEEPS, corpus  # noqa: E402

@@ -14,8 +14,7 @@ import pytest
 from builders import session
 
 from nanohermes_nb import compact
-from nanohermes_nb.views import report
-from nanohermes_nb.views import compaction_table, message_table
+from nanohermes_nb.views import compaction_table, message_table, report
 from nanohermes_nb.views.tables import message_frame, style_frame
 
 MONEY = "It costs $5 and $10; in LaTeX $x^2$ and $$y$$"

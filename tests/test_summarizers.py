@@ -10,19 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from servers import completion_body, send, start_server
 
-from nanohermes_nb import (
-    ExtractiveSummarizer,
-    OpenAICompatibleSummarizer,
-    SummarizerError,
-    compact,
-)
+from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, compact
 from nanohermes_nb import load_transcript as nh_load
 from nanohermes_nb.context.compaction import (
     PLACEHOLDER_NOTE,
     SUMMARY_HEADER,
     build_excerpt,
 )
-from nanohermes_nb.context.summarizers import find_paths, summary_prompt
+from nanohermes_nb.context.summarizers import (
+    SummarizerError,
+    find_paths,
+    summary_prompt,
+)
 
 KEY = "sk-test-SECRET-0123456789"
 

@@ -17,7 +17,7 @@ import pytest
 from builders import session
 from servers import BOMB_BYTES, Hostile, chat_reply
 
-from nanohermes_nb import OpenAICompatibleSummarizer, SummarizerError, compact
+from nanohermes_nb import OpenAICompatibleSummarizer, compact
 from nanohermes_nb.agent import transport as tp
 from nanohermes_nb.agent.transport import (
     AddressRefused,
@@ -33,6 +33,7 @@ from nanohermes_nb.agent.transport import (
     is_public_address,
 )
 from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE
+from nanohermes_nb.context.summarizers import SummarizerError
 
 pytestmark = pytest.mark.timeout(30)
 

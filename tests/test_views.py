@@ -13,14 +13,9 @@ from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 
 import nanohermes_nb
-from nanohermes_nb import (
-    clamp_report,
-    compact,
-    load_transcript,
-    measure_each,
-    replay,
-    sweep,
-)
+from nanohermes_nb import compact, load_transcript, replay, sweep
+from nanohermes_nb.context.clamp import clamp_report
+from nanohermes_nb.context.sizing import measure_each
 from nanohermes_nb.views import plots, tables, widgets
 from nanohermes_nb.views.plots import (
     composition_frame,
@@ -446,7 +441,7 @@ def test_lazy_exports_and_backend():
 def test_tables_escape_message_text():
     from builders import SYSTEM, user
 
-    from nanohermes_nb import message_table
+    from nanohermes_nb.views import message_table
 
     html_out = message_table([SYSTEM, user("<b>bold?</b> and <MASKED>")]).to_html()
     assert "&lt;MASKED&gt;" in html_out and "<b>bold?</b>" not in html_out

@@ -5,3 +5,9 @@ OpenAI-compatible endpoint, safely), ``prompt`` (the system message and project 
 ``skills``, ``memory`` (the 2,400-character memory block) and ``tools/`` (the tools and
 the caps where their output is produced).
 """
+
+from .._lazy import submodule as _submodule
+
+
+def __getattr__(name: str):
+    return _submodule(__name__, name)

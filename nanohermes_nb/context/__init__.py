@@ -5,3 +5,9 @@
 summary or placeholder), ``summarizers``, ``history`` (what a provider accepts),
 ``metrics`` and ``needed`` (what a compaction kept). Nothing here talks to the network.
 """
+
+from .._lazy import submodule as _submodule
+
+
+def __getattr__(name: str):
+    return _submodule(__name__, name)

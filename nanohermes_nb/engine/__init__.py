@@ -4,3 +4,9 @@
 records), ``ledger`` (one replay), ``sweep`` (many settings at once), ``pricing``
 (dollars from dated price tables), ``frames`` (the tables they return).
 """
+
+from .._lazy import submodule as _submodule
+
+
+def __getattr__(name: str):
+    return _submodule(__name__, name)

@@ -64,7 +64,6 @@ __all__ = [
     "Applied",
     "apply_policy",
     "resolve_policy",
-    "get_policy",
     "accepts_option",
     "policy_options",
     "over_budget",
@@ -82,4 +81,3 @@ __all__ = [
     "PREVIOUS_SUMMARY_ROLE",
 ]
 
-get_policy = resolve_policy  # the earlier name

@@ -24,7 +24,8 @@ from matplotlib.ticker import FuncFormatter
 
 from ..context.clamp import clamp_report
 from ..context.compaction import is_summary_message
-from ..context.sizing import UNITS, Meter, text_of
+from ..context.messages import text_of
+from ..context.sizing import UNITS, Meter
 from ..engine.ledger import replay
 
 __all__ = [
