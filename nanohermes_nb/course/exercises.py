@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Wrong", "check", "same_function", "close_to", "verdicts", "prove", "reset", "Exercise",
+__all__ = ["Wrong", "check", "same_function", "same_value", "close_to", "verdicts", "prove", "reset", "Exercise",
            "exercise_cells", "layout_problems", "for_build", "for_reader", "solutions_heading", "counts",
            "EXERCISE", "STARTER", "CHECK", "SOLUTION", "IMPLEMENT", "DESIGN", "INJECTED"]
 
@@ -112,6 +112,12 @@ def same_function(mine: Callable, reference: Callable, cases: Iterable[tuple[str
     if n == 0:
         raise Wrong("no case was compared")
     return n
+
+
+def same_value(mine: Any, expected: Any, what: str = "your answer") -> None:
+    """Raise :class:`Wrong` unless ``mine == expected``; the message says how it differs, not what is expected."""
+    if mine != expected:
+        raise Wrong(f"{what}: {_how(mine, expected)}")
 
 
 def close_to(mine: Any, expected: float, rel: float = 0.1, what: str = "your answer") -> None:
