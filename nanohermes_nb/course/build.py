@@ -87,6 +87,7 @@ def _write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; built pages are for everyone to read
     os.replace(tmp, path)
 
 
@@ -125,7 +126,9 @@ def execute_notebook(
     path = Path(path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    nb = nbformat.read(path, as_version=4)
+    from .exercises import for_build, for_reader
+
+    nb = for_build(nbformat.read(path, as_version=4))  # each solution and its check after the starter's check
     _inject(nb, parameters or {})
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -137,6 +140,7 @@ def execute_notebook(
         lines = [ln for ln in str(exc).splitlines() if ln.strip()]
         error = f"{type(exc).__name__}: {lines[-1] if lines else exc}"
     seconds = time.perf_counter() - start
+    nb = for_reader(nb)
     stem = path.stem + suffix
     ipynb_path = out / f"{stem}.ipynb"
     _write_atomic(ipynb_path, nbformat.writes(nb))
