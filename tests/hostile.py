@@ -589,7 +589,10 @@ def _mapped_bytes() -> int:
 
 if __name__ == "__main__":  # python hostile.py CALLS.json RESULTS.json TIMEOUT
     import nanohermes_nb.cli  # noqa: F401  -- every command's modules, imported once before forking
-    from nanohermes_nb import compaction, history, ledger, metrics, policies, report, summarizers  # noqa: F401
+    from nanohermes_nb import policies  # noqa: F401
+    from nanohermes_nb.context import compaction, history, metrics, summarizers  # noqa: F401
+    from nanohermes_nb.engine import ledger  # noqa: F401
+    from nanohermes_nb.views import report  # noqa: F401
 
     calls_file, results_file, per_call = sys.argv[1], sys.argv[2], float(sys.argv[3])
     memory = int(sys.argv[4]) if len(sys.argv) > 4 else None  # MB each call may add

@@ -19,9 +19,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import report
-from ..frames import frame as text_frame
-from ..sizing import UNITS, measure_each
+from ..context.sizing import UNITS, measure_each
+from ..engine.frames import frame as text_frame
+from . import report
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, so the CLI's text tables start fast
     import pandas as pd

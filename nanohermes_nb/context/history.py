@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .sizing import role_of
+from .messages import role_of
 
 __all__ = ["Problem", "check_history", "HistoryChecker", "PROFILES", "KNOWN_ROLES", "is_legal"]
 
