@@ -575,6 +575,21 @@ def _sweep_rows(frame) -> list[dict]:
     return rows
 
 
+class _Escaping:
+    """A text stream that keeps the ``\\r`` and ``\\n`` a progress bar draws with, and escapes every other
+    control character (the bar prints file names, and a file name may hold ESC)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        lines = text.split("\n")
+        return self.stream.write("\n".join("\r".join(printable(part) for part in line.split("\r")) for line in lines))
+
+    def __getattr__(self, name: str) -> Any:  # isatty, flush, encoding: the real stream's
+        return getattr(self.stream, name)
+
+
 def _output_path(option: str, path: str) -> None:
     """An output file's folder must exist and the path must not be a folder: found out before any work."""
     target = Path(path)
@@ -636,13 +651,14 @@ def _cmd_sweep(args) -> int:
     options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
                    summarizer=_summarizer(args.summarizer), unit=args.unit, retention=args.retention,
                    progress=progress, strict=args.strict, out=args.out, pricing=_pricing(args.pricing))
-    if args.jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    with contextlib.redirect_stderr(_Escaping(sys.stderr)):  # the progress bar names each file
+        if args.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            result = sweep(args.paths, executor=pool, **options)
-    else:
-        result = sweep(args.paths, **options)
+            with ProcessPoolExecutor(args.jobs) as pool:
+                result = sweep(args.paths, executor=pool, **options)
+        else:
+            result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]
     for s in skipped:
         _err(f"nanohermes-nb: skipped {s.transcript}: {s.reason}")
