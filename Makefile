@@ -11,7 +11,12 @@ LAB_ARGS ?=
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site]'
+	printf '#!/bin/sh\n# made by make: the CLI of this checkout (.venv/bin/nanohermes-nb)\nexec "$$(dirname "$$0")/$(VENV)/bin/nanohermes-nb" "$$@"\n' > nanohermes-nb
+	chmod +x nanohermes-nb
 	touch $(STAMP)
+
+# `./nanohermes-nb ...` runs the command line of this checkout (the README's examples).
+nanohermes-nb: $(STAMP)
 
 # JupyterLab in the same .venv; the notebooks' python3 kernel is registered as this .venv's Python.
 $(LAB_STAMP): $(STAMP)
@@ -61,4 +66,4 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_openhands.py
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) nanohermes-nb

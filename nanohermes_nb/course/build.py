@@ -130,15 +130,16 @@ def execute_notebook(
 
     nb = for_build(nbformat.read(path, as_version=4))  # each solution and its check after the starter's check
     _inject(nb, parameters or {})
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(path.parent)}})
     error = None
     start = time.perf_counter()
-    try:
-        client.execute()
-    except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
-        lines = [ln for ln in str(exc).splitlines() if ln.strip()]
-        error = f"{type(exc).__name__}: {lines[-1] if lines else exc}"
+    with tempfile.TemporaryDirectory(prefix="nanohermes-kernel-") as sockets:
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                                config=_ipc_config(sockets), resources={"metadata": {"path": str(path.parent)}})
+        try:
+            client.execute()
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
+            lines = [ln for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()]  # IPython colours it
+            error = f"{type(exc).__name__}: {lines[-1] if lines else exc}"
     seconds = time.perf_counter() - start
     nb = for_reader(nb)
     stem = path.stem + suffix
@@ -147,6 +148,23 @@ def execute_notebook(
     images, errors, widgets, bare = _count(nb)
     return NotebookRun(path.name, seconds, str(ipynb_path), error, images, errors, dict(parameters or {}), widgets,
                        bare)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _ipc_config(folder: str):
+    """The kernel talks over Unix sockets in ``folder`` (private to this run), not TCP.
+
+    Over TCP every kernel warns "Kernel is running over TCP without encryption"
+    (20 lines per ``make course``): true, since anyone on the machine could connect
+    to its ports. IPC sockets in a private folder remove the cause, so the warning
+    is not printed, and nothing else the kernel logs is hidden. The client still
+    owns (starts and shuts down) its kernel.
+    """
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(folder, "kernel")}})
 
 
 def _execute(args: tuple) -> NotebookRun:

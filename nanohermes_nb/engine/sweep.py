@@ -243,7 +243,7 @@ class _Sink:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
                 raise ValueError(f"out must end in .csv or .parquet, got {self.path.name!r}")
-            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             self.kind = suffix[1:]
 
     def add(self, rows: list[dict]) -> None:
