@@ -58,8 +58,10 @@ def html() -> None:
         for size in sizes:
             doc = unit * (size // len(unit))
             if size <= 49_152 or unit != "<a ":
-                row(f"HTMLParser   {unit!r} x {size // len(unit):,} ({size // 1024} KB)", lambda d=doc: stdlib_html(d))
-            row(f"linear walk  {unit!r} x {size // len(unit):,} ({size // 1024} KB)", lambda d=doc: len(html_to_text(d)))
+                label = f"HTMLParser   {unit!r} x {size // len(unit):,} ({size // 1024} KB)"
+                row(label, lambda d=doc: stdlib_html(d))
+            label = f"linear walk  {unit!r} x {size // len(unit):,} ({size // 1024} KB)"
+            row(label, lambda d=doc: len(html_to_text(d)))
 
 
 def grep_pattern() -> None:
