@@ -219,7 +219,7 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
         if u is not None:
             rows.append(_row(f, prev, est, free, cached, fit, rule, ttl))
         prev, prev_prompt = f, (u.prompt_tokens if u is not None else est)
-    efficiency = _efficiency(rows)
+    efficiency = _efficiency(rows) if rule.provider == "openai" else 1.0
     for row in rows:
         _price(row, price_of(row["model"]), rule, efficiency)
     table = frame(rows, list(_ROW_COLUMNS))
@@ -229,9 +229,11 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
 def _efficiency(rows: Sequence[dict]) -> float:
     """Share of the cached tokens the rule expects that the provider read, over the session's bill.
 
-    1.0 on Anthropic's explicit cache; below 1 where partial hits (OpenAI) make
-    some of the expected prefix bill at the full price. It is fitted on the
-    session's own bill (in-sample), and only the calibrated cost uses it.
+    Used for OpenAI only, whose cache is best-effort: partial hits make part of
+    the expected prefix bill at the full price, at random. (Anthropic's
+    breakpoints hit or miss whole, so a miss there is an event, not a rate.)
+    It is fitted on the session's own bill (in-sample), and only the calibrated
+    cost uses it; ``est_cost_rule_usd`` is the rule's cost without it.
     """
     expected = sum(r["est_cached"] for r in rows if r["est_cached"] > 0)
     read = sum(min(r["cached"], r["est_cached"]) for r in rows if r["est_cached"] > 0)
