@@ -95,7 +95,7 @@ def bill_columns(requests: Sequence[Any], presets: Mapping[str, Pricing] | None 
         u = r.usage
         values = (None,) * 5 if u is None else (u.prompt_tokens, u.cached_tokens, u.cache_write_tokens,
                                                  u.completion_tokens, u.reasoning_tokens)
-        for name, v in zip(BILL_COLUMNS[:5], values):
+        for name, v in zip(BILL_COLUMNS[:5], values, strict=True):
             cols[name].append(v)
         cols["usage_cost_usd"].append(request_cost(u, price_for_model(r.model, presets)))
     out: dict[str, Any] = {c: pd.array(cols[c], dtype="Int64") for c in BILL_COLUMNS[:5]}

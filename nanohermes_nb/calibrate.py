@@ -48,7 +48,7 @@ from typing import Any
 from .pricing import Pricing
 
 __all__ = ["RequestFacts", "CacheRule", "TTL_SECONDS", "FIT_REQUESTS", "TOLERANCE", "Fit", "fit_session",
-           "Calibration", "calibrate_facts", "REASONS"]
+           "Calibration", "calibrate_facts", "REASONS", "seconds", "facts_from_transcript", "calibrate"]
 
 TTL_SECONDS = {"anthropic": 300.0, "anthropic_1h": 3600.0, "openai": 3600.0}
 FIT_REQUESTS = 12
@@ -85,7 +85,7 @@ class CacheRule:
     step: int = 1
 
     @classmethod
-    def for_pricing(cls, pricing: Pricing | None) -> "CacheRule":
+    def for_pricing(cls, pricing: Pricing | None) -> CacheRule:
         if pricing is not None and pricing.cache == "openai":
             return cls("openai", TTL_SECONDS["openai"], pricing.step)
         return cls("anthropic", TTL_SECONDS["anthropic"], 1)
@@ -116,7 +116,7 @@ def _lstsq(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     sxx = sum((x - mx) ** 2 for x in xs)
     if n < 2 or sxx <= 0:
         return my - mx, 1.0
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
     return my - slope * mx, slope
 
 
@@ -253,7 +253,7 @@ def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: floa
         row[name] = pricing.cost(est, cached, out, write)
 
 
-_ROW_COLUMNS = ("index", "time", "model", "visible", "prompt", "est_prompt", "est_prompt_free", "cached",
+_ROW_COLUMNS = ("index", "time", "model", "compacted", "visible", "prompt", "est_prompt", "est_prompt_free", "cached",
                 "est_cached", "cache_write", "est_cache_write", "output", "est_output", "within", "reason",
                 "partial_hit", "cost_usd", "est_cost_rule_usd", "est_cost_usd")
 
@@ -264,7 +264,7 @@ def _row(f: RequestFacts, prev: RequestFacts | None, est: float, free: float, ca
     prompt = u.prompt_tokens
     within = abs(cached - u.cached_tokens) <= TOLERANCE * prompt
     partial = bool(cached > 0 and 0.1 * cached <= u.cached_tokens <= 0.9 * cached)
-    return {"index": f.index, "time": f.time, "model": f.model, "visible": f.visible, "prompt": prompt,
+    return {"index": f.index, "time": f.time, "model": f.model, "compacted": f.compacted, "visible": f.visible, "prompt": prompt,
             "est_prompt": round(est), "est_prompt_free": round(free), "cached": u.cached_tokens,
             "est_cached": round(cached), "cache_write": u.cache_write_tokens,
             "est_cache_write": round(est - cached) if rule.provider == "anthropic" else 0,
@@ -290,3 +290,78 @@ def _summary(rows: Any, fit: Fit | None, efficiency: float = 1.0) -> dict:
             "cache_efficiency": round(efficiency, 4), "hidden": round(fit.hidden), "scale": round(fit.scale, 4),
             "output_scale": round(fit.output_scale, 4), "fit_points": fit.points,
             "prompt_error_median": float(anch_err), "prompt_error_free_median": float(free_err)}
+
+
+# ---------------------------------------------------------------- from a loaded agent log
+
+
+def seconds(t: Any) -> float | None:
+    """A request time as POSIX seconds: from a number, a ``datetime`` or an ISO 8601 text (``Z`` allowed)."""
+    if t is None:
+        return None
+    if isinstance(t, (int, float)):
+        return float(t)
+    if hasattr(t, "timestamp"):
+        return float(t.timestamp())
+    if isinstance(t, str):
+        from datetime import datetime, timezone
+
+        try:
+            d = datetime.fromisoformat(t.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()
+    return None
+
+
+def _ttl_of(usage: Any) -> float | None:
+    """1 hour when the request wrote to Anthropic's 1-hour cache (Claude Code's usage says so), else None."""
+    raw = getattr(usage, "raw", None)
+    detail = raw.get("cache_creation") if isinstance(raw, Mapping) else None
+    if isinstance(detail, Mapping) and (detail.get("ephemeral_1h_input_tokens") or 0) > 0:
+        return TTL_SECONDS["anthropic_1h"]
+    return None
+
+
+def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o200k") -> list[RequestFacts]:
+    """One ``RequestFacts`` per request of a loaded agent log (``Transcript.requests``, ``.compactions``).
+
+    The visible context of request ``j`` is what the log shows the agent sent:
+    the system message, then the transcript from its last compaction (the
+    tool's summary onwards) up to the request's assistant message.
+    """
+    from .recorded import RecordedSession
+
+    requests = tuple(getattr(transcript, "requests", ()) or ())
+    session = session if session is not None else RecordedSession.of(transcript)
+    if len(requests) != session.requests:
+        raise ValueError(f"{len(requests)} reported requests for {session.requests} assistant messages")
+    shift = len(session.messages) - len(transcript)  # 1 when an empty system message was prepended
+    p, meter = session.prefix(unit), session.meter(unit)
+    cuts = sorted(int(c.index) + shift for c in (getattr(transcript, "compactions", ()) or ()))
+    system = p[1] if len(p) > 1 else 0
+    out: list[RequestFacts] = []
+    k = 0
+    start = None
+    for j, (r, i) in enumerate(zip(requests, session.reply, strict=True)):
+        compacted = False
+        while k < len(cuts) and cuts[k] <= i:
+            start, compacted, k = cuts[k], True, k + 1
+        visible = p[i] if start is None else system + p[i] - p[start]
+        out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
+                                compacted and j > 0, r.usage, _ttl_of(r.usage) if r.usage is not None else None))
+    return out
+
+
+def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> Calibration:
+    """The session's estimate beside its bill: ``calibrate_facts`` over ``facts_from_transcript``.
+
+    Each request is priced by its own model (``bill.price_for_model``).
+    """
+    from .bill import price_for_model
+    from .pricing import pricing_presets
+
+    presets = pricing_presets() if presets is None else presets
+    facts = facts_from_transcript(transcript)
+    prices = {f.model: price_for_model(f.model, presets) for f in facts}
+    return calibrate_facts(facts, prices)

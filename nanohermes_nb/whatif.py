@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .calibrate import Calibration, CacheRule, Fit
+from .calibrate import CacheRule, Calibration, Fit
 from .pricing import Pricing
 
-__all__ = ["WHATIF_COLUMNS", "ToolEvent", "replay_cost", "whatif_row", "tool_events"]
+__all__ = ["WHATIF_COLUMNS", "ToolEvent", "replay_cost", "whatif_row", "tool_events", "modelled_cost",
+           "default_budget", "whatif", "tool_events_frame"]
 
 WHATIF_COLUMNS = ("policy", "source", "requests", "compactions", "prompt_tokens", "cached_tokens",
                   "cost_usd", "needed_later", "needed_later_items")
@@ -53,7 +54,7 @@ def replay_cost(ledger: Any, times: Sequence[float | None], fit: Fit, rule: Cach
     prompt = cached = 0.0
     cost = 0.0
     previous_time = None
-    for j, (n, c, o) in enumerate(zip(rows["input_tokens"], rows["cached_tokens"], rows["output_tokens"])):
+    for j, (n, c, o) in enumerate(zip(rows["input_tokens"], rows["cached_tokens"], rows["output_tokens"], strict=True)):
         t = times[j] if j < len(times) else None
         p = fit.hidden + fit.scale * n
         idle = t is not None and previous_time is not None and t - previous_time > rule.ttl
@@ -105,3 +106,112 @@ def tool_events(transcript: Any, request_index: Sequence[int]) -> list[ToolEvent
                              getattr(c, "post_tokens", None), nl))
         start = at
     return out
+
+
+def modelled_cost(calibration: Calibration, prices: Any) -> dict:
+    """The recorded trajectory priced by the free-running model (no bill after the fit): the tool's own row.
+
+    Same model as the replays: prompt = hidden + scale x visible, the cache rule
+    on those estimates, the session's cache efficiency; so it is the row the
+    policies compare with, and its distance from the bill shows the model's error.
+    """
+    rows = calibration.rows
+    fit, rule = calibration.fit, calibration.rule
+    eff = calibration.summary.get("cache_efficiency", 1.0) or 1.0
+    prompt = cached = cost = 0.0
+    previous = None
+    for _, r in rows.iterrows():
+        p = float(r["est_prompt_free"])
+        if previous is None or r["model"] != previous["model"] or (
+                r["time"] is not None and previous["time"] is not None and r["time"] - previous["time"] > rule.ttl):
+            c = 0.0
+        elif r["compacted"]:
+            c = rule.read(fit.hidden)
+        else:
+            c = rule.read(float(previous["est_prompt_free"]))
+        c = min(c * eff, p)
+        pricing = prices.get(r["model"]) if isinstance(prices, dict) else prices
+        if pricing is not None:
+            write = p - c if rule.provider == "anthropic" else 0.0
+            cost += pricing.cost(round(p), round(c), int(r["est_output"]), round(write))
+        prompt, cached, previous = prompt + p, cached + c, r
+    return {"prompt_tokens": round(prompt), "cached_tokens": round(cached), "cost_usd": cost}
+
+
+def default_budget(transcript: Any, calibration: Calibration, fallback: int = 100_000) -> int:
+    """The tool's own trigger in o200k tokens: its first compaction's reported size before, unscaled."""
+    fit = calibration.fit
+    pre = [c.pre_tokens for c in (getattr(transcript, "compactions", ()) or ()) if getattr(c, "pre_tokens", None)]
+    if not pre or fit is None or fit.scale <= 0:
+        return fallback
+    return max(1, round((min(pre) - fit.hidden) / fit.scale))
+
+
+def whatif(transcript: Any, *, policies: Sequence[Any] | None = None, budget: int | None = None,
+           calibration: Calibration | None = None) -> Any:
+    """One row per policy replayed over the session, and the tool's own two rows (billed and modelled).
+
+    ``budget`` (o200k tokens of the visible context) defaults to the tool's
+    own trigger (``default_budget``). Each policy is priced by the session's
+    main model under the calibrated model (``replay_cost``).
+    """
+    from .bill import price_for_model, reported_requests, session_bill
+    from .calibrate import calibrate
+    from .frames import frame
+    from .ledger import replay
+    from .policies import POLICIES
+    from .recorded import RecordedSession
+
+    calibration = calibration or calibrate(transcript)
+    if calibration.fit is None:
+        raise ValueError("the session reports no usage: nothing to calibrate a what-if on")
+    requests = reported_requests(transcript)
+    models = [r.model for r in requests if r.usage is not None and r.model]
+    main = max(set(models), key=models.count) if models else ""
+    pricing = price_for_model(main)
+    if pricing is None:
+        raise ValueError(f"no price for model {main!r} in data/pricing.csv")
+    from .calibrate import seconds
+
+    times = [seconds(r.time) for r in requests]
+    budget = budget if budget is not None else default_budget(transcript, calibration)
+    session = RecordedSession.of(transcript)
+    rows = []
+    for name in (policies if policies is not None else list(POLICIES)):
+        ledger = replay(session, policy=name, budget=budget, unit="o200k", pricing=pricing, needed_later=True,
+                        profiles=(), retention=False, prefix_reuse=False)
+        rows.append(whatif_row(ledger, times, calibration, pricing))
+    agent = getattr(transcript, "agent", "") or "agent"
+    events = tool_events(transcript, session.reply if len(session.messages) == len(transcript) else
+                         [i - 1 for i in session.reply])
+    scored = [e.needed_later for e in events if e.needed_later is not None]
+    needed = sum(len(n.needed) for n in scored)
+    kept = sum(len(n.kept) for n in scored)
+    share = kept / needed if needed else None
+    bill = session_bill(requests)
+    prices = {m: price_for_model(m) for m in set(models)}
+    modelled = modelled_cost(calibration, prices)
+    rows.append({"policy": agent, "source": "billed", "requests": bill.requests, "compactions": len(events),
+                 "prompt_tokens": bill.prompt_tokens, "cached_tokens": bill.cached_tokens, "cost_usd": bill.cost_usd,
+                 "needed_later": share, "needed_later_items": needed})
+    rows.append({"policy": agent, "source": "modelled", "requests": bill.requests, "compactions": len(events),
+                 **modelled, "needed_later": share, "needed_later_items": needed})
+    return frame(rows, list(WHATIF_COLUMNS))
+
+
+def tool_events_frame(transcript: Any) -> Any:
+    """The tool's own compactions as a table: policy (the tool), request, time, reported tokens before and after."""
+    from .calibrate import seconds
+    from .frames import frame
+    from .recorded import RecordedSession
+
+    session = RecordedSession.of(transcript)
+    shift = len(session.messages) - len(transcript)
+    agent = getattr(transcript, "agent", "") or "agent"
+    rows = [{"policy": agent, "request": e.request, "index": e.index, "time": seconds(e.time),
+             "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
+             "needed_later": e.needed_later.score if e.needed_later else None,
+             "needed_later_items": e.needed_later.items if e.needed_later else 0}
+            for e in tool_events(transcript, [i - shift for i in session.reply])]
+    return frame(rows, ["policy", "request", "index", "time", "pre_tokens", "post_tokens", "needed_later",
+                        "needed_later_items"])
