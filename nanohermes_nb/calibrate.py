@@ -264,7 +264,8 @@ def _row(f: RequestFacts, prev: RequestFacts | None, est: float, free: float, ca
     prompt = u.prompt_tokens
     within = abs(cached - u.cached_tokens) <= TOLERANCE * prompt
     partial = bool(cached > 0 and 0.1 * cached <= u.cached_tokens <= 0.9 * cached)
-    return {"index": f.index, "time": f.time, "model": f.model, "compacted": f.compacted, "visible": f.visible, "prompt": prompt,
+    return {"index": f.index, "time": f.time, "model": f.model, "compacted": f.compacted, "visible": f.visible,
+            "prompt": prompt,
             "est_prompt": round(est), "est_prompt_free": round(free), "cached": u.cached_tokens,
             "est_cached": round(cached), "cache_write": u.cache_write_tokens,
             "est_cache_write": round(est - cached) if rule.provider == "anthropic" else 0,
