@@ -23,7 +23,7 @@ from typing import Any
 from .pricing import Pricing, pricing_presets
 
 __all__ = ["BILL_COLUMNS", "price_for_model", "request_cost", "bill_columns", "with_bill", "SessionBill",
-           "session_bill", "reported_requests"]
+           "session_bill", "reported_requests", "bill_lines"]
 
 # the live loop's usage columns, then what only a log's bill adds
 BILL_COLUMNS = ("usage_prompt_tokens", "usage_cached_tokens", "usage_cache_write_tokens",
@@ -176,3 +176,24 @@ def session_bill(requests: Iterable[Any], presets: Mapping[str, Pricing] | None 
         else:
             cost += c
     return SessionBill(n, reported, *sums, cost_usd=cost, models=models, unpriced=tuple(unpriced))
+
+
+def bill_lines(transcript: Any) -> list[str]:
+    """What the CLI prints under a ledger of an agent log: the bill, and the calibrated estimate beside it."""
+    from .calibrate import TOLERANCE, calibrate
+
+    b = session_bill(reported_requests(transcript))
+    agent = getattr(transcript, "agent", "") or "the log"
+    lines = [f"reported by {agent}: {b.reported:,} of {b.requests:,} requests with usage; prompt {b.prompt_tokens:,} "
+             f"tokens ({b.cached_tokens:,} read from the cache, {b.cache_write_tokens:,} written), output "
+             f"{b.output_tokens:,}; {b.cost_usd:.4f} USD at data/pricing.csv prices"
+             + (f" (no price for {', '.join(b.unpriced)})" if b.unpriced else "")]
+    cal = calibrate(transcript)
+    s = cal.summary
+    if s.get("within") is not None:
+        err = s["cost_error"]
+        lines.append(f"estimate calibrated on this bill (hidden prefix {s['hidden']:,} tokens, scale {s['scale']:g}): "
+                     f"cached tokens within {TOLERANCE:.0%} on {s['within']:,} of {s['requests']:,} requests "
+                     f"({s['within_share']:.1%}); {s['est_cost_usd']:.4f} USD estimated"
+                     + (f" ({err:+.1%})" if err is not None else ""))
+    return lines

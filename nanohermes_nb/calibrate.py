@@ -318,9 +318,14 @@ def seconds(t: Any) -> float | None:
 def _ttl_of(usage: Any) -> float | None:
     """1 hour when the request wrote to Anthropic's 1-hour cache (Claude Code's usage says so), else None."""
     raw = getattr(usage, "raw", None)
-    detail = raw.get("cache_creation") if isinstance(raw, Mapping) else None
-    if isinstance(detail, Mapping) and (detail.get("ephemeral_1h_input_tokens") or 0) > 0:
-        return TTL_SECONDS["anthropic_1h"]
+    if not isinstance(raw, Mapping):
+        return None
+    for key, value in raw.items():
+        if isinstance(value, Mapping):
+            if any("1h" in str(k) and isinstance(v, (int, float)) and v > 0 for k, v in value.items()):
+                return TTL_SECONDS["anthropic_1h"]
+        elif "1h" in str(key) and isinstance(value, (int, float)) and value > 0:
+            return TTL_SECONDS["anthropic_1h"]
     return None
 
 
@@ -328,8 +333,9 @@ def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o20
     """One ``RequestFacts`` per request of a loaded agent log (``Transcript.requests``, ``.compactions``).
 
     The visible context of request ``j`` is what the log shows the agent sent:
-    the system message, then the transcript from its last compaction (the
-    tool's summary onwards) up to the request's assistant message.
+    the system message, then, after the tool's last compaction, the messages it
+    went on from (``ToolCompaction.continuation``: Claude Code's summary, Codex's
+    replacement history) and the transcript from there to the request.
     """
     from .recorded import RecordedSession
 
@@ -339,16 +345,17 @@ def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o20
         raise ValueError(f"{len(requests)} reported requests for {session.requests} assistant messages")
     shift = len(session.messages) - len(transcript)  # 1 when an empty system message was prepended
     p, meter = session.prefix(unit), session.meter(unit)
-    cuts = sorted(int(c.index) + shift for c in (getattr(transcript, "compactions", ()) or ()))
+    cuts = sorted(((int(c.message) + shift, sum(meter(m) for m in (c.continuation or ())))
+                   for c in (getattr(transcript, "compactions", ()) or ())), key=lambda c: c[0])
     system = p[1] if len(p) > 1 else 0
     out: list[RequestFacts] = []
     k = 0
-    start = None
+    start = head = None
     for j, (r, i) in enumerate(zip(requests, session.reply, strict=True)):
         compacted = False
-        while k < len(cuts) and cuts[k] <= i:
-            start, compacted, k = cuts[k], True, k + 1
-        visible = p[i] if start is None else system + p[i] - p[start]
+        while k < len(cuts) and cuts[k][0] <= i:
+            (start, head), compacted, k = cuts[k], True, k + 1
+        visible = p[i] if start is None else system + head + p[i] - p[start]
         out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
                                 compacted and j > 0, r.usage, _ttl_of(r.usage) if r.usage is not None else None))
     return out

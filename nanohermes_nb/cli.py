@@ -401,6 +401,8 @@ def _cmd_ledger(args) -> int:
     columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
+    if "usage_cost_usd" in frame.columns and not args.wide and not args.by_turn:  # issue 24: the log's bill
+        columns += ["usage_prompt_tokens", "usage_cached_tokens", "usage_cost_usd"]
     lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
     more = len(frame.columns) - len(columns) + len(hidden)
     if args.by_turn:
@@ -414,6 +416,10 @@ def _cmd_ledger(args) -> int:
     _say(_comment(legend, width or WIDTH))
     _say(lines)
     _say(_totals_lines(ledger))
+    if "usage_cost_usd" in ledger.requests.columns:  # issue 24: the reported totals beside the estimate
+        from .bill import bill_lines
+
+        _say([line for text in bill_lines(messages) for line in _comment(text)])
     _say(_comment(ledger.caveat))
     return EXIT_OK
 

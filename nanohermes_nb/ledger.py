@@ -424,8 +424,14 @@ def replay(
                          excerpt_tool_calls=excerpt_tool_calls, cut=cut)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
     price = None if pricing is None else get_pricing(pricing)
-    return Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
-                  prefix_reuse, price, needed_later).ledger()
+    ledger = Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
+                    prefix_reuse, price, needed_later).ledger()
+    # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
+    if getattr(messages, "requests", None):
+        from .bill import with_bill
+
+        ledger = with_bill(ledger, messages)
+    return ledger
 
 
 def reference_replay(

@@ -36,7 +36,7 @@ class ToolEvent:
     """One of the tool's own compactions as its log records it."""
 
     request: int  # the first request after it (1-based, as in a ledger)
-    index: int  # message index of the compaction in the transcript
+    index: int  # transcript index of the first message recorded after it
     time: float | None
     pre_tokens: int | None
     post_tokens: int | None
@@ -86,8 +86,8 @@ def tool_events(transcript: Any, request_index: Sequence[int]) -> list[ToolEvent
 
     ``request_index[j]`` is the message index of request ``j``. What a
     compaction removed is the context since the previous one (or the start);
-    what it kept is the transcript's message at its index (the summary the tool
-    wrote) and, for Codex, the replacement history it carried.
+    what it kept is the context it went on from (``continuation``: the summary
+    the tool wrote, Codex's replacement history).
     """
     from bisect import bisect_left
 
@@ -98,9 +98,9 @@ def tool_events(transcript: Any, request_index: Sequence[int]) -> list[ToolEvent
     out: list[ToolEvent] = []
     start = 0
     for c in getattr(transcript, "compactions", ()) or ():
-        at = int(c.index)
-        kept = messages[at:at + 1] + list(getattr(c, "kept", ()) or ())
-        nl = needed_later(messages[start:at], kept, at + 1, index) if at > start else None
+        at = int(c.message)
+        kept = list(c.continuation or ()) or ([{"role": "user", "content": c.summary}] if c.summary else [])
+        nl = needed_later(messages[start:at], kept, at, index) if at > start else None
         request = bisect_left(request_index, at) + 1
         out.append(ToolEvent(request, at, getattr(c, "time", None), getattr(c, "pre_tokens", None),
                              getattr(c, "post_tokens", None), nl))
