@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CCUSAGE_VERSION", "ccusage_binary", "run_ccusage", "CcusageTotals", "claude_first_outputs",
-           "codex_token_events", "CcusageError"]
+           "codex_token_events", "CcusageError", "ccusage_claude_prices", "ccusage_claude_cost"]
 
 CCUSAGE_VERSION = "18.0.11"
 _TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "npm" / "node_modules" / ".bin"
@@ -175,3 +175,105 @@ def codex_token_events(path: str | os.PathLike) -> list[tuple[dict[str, Any], bo
             continue
         out.append((last, repeat))
     return out
+
+
+# ---------------------------------------------------------------- ccusage's own dollars, recomputed
+
+
+_TABLE_SCRIPT = r"""
+const fs = require('fs');
+const src = fs.readFileSync(process.argv[1], 'utf8');
+const at = src.indexOf('const PREFETCHED_CLAUDE_PRICING = ');
+if (at < 0) { process.exit(3); }
+const start = src.indexOf('{', at);
+let depth = 0, k = start;
+for (; k < src.length; k++) { if (src[k] === '{') depth++; else if (src[k] === '}' && --depth === 0) break; }
+process.stdout.write(JSON.stringify(Function('return (' + src.slice(start, k + 1) + ')')()));
+"""
+_PREFIXES = ("anthropic/", "claude-3-5-", "claude-3-", "claude-", "openrouter/openai/")  # ccusage's candidates
+_TIER = 200_000  # ccusage's DEFAULT_TIERED_THRESHOLD
+
+
+def ccusage_claude_prices() -> dict:
+    """ccusage's offline Claude price table (LiteLLM's, as shipped in the installed ccusage), read with node."""
+    binary = ccusage_binary("claude_code")
+    node = shutil.which("node")
+    if binary is None or node is None:
+        raise CcusageError("ccusage or node not found (make ccusage installs it with npm)")
+    dist = Path(os.path.realpath(binary)).parent
+    for js in sorted(dist.glob("*.js")):
+        done = subprocess.run([node, "-e", _TABLE_SCRIPT, str(js)], capture_output=True, text=True, timeout=60,
+                              check=False)
+        if done.returncode == 0 and done.stdout:
+            return json.loads(done.stdout)
+    raise CcusageError(f"no PREFETCHED_CLAUDE_PRICING table in {dist}")
+
+
+def _match(model: str, table: dict) -> dict | None:
+    """ccusage's model look-up: the name, the name behind each provider prefix, then any substring either way."""
+    for candidate in (model, *(p + model for p in _PREFIXES)):
+        if candidate in table:
+            return table[candidate]
+    lower = model.lower()
+    for key, value in table.items():
+        k = key.lower()
+        if k in lower or lower in k:
+            return value
+    return None
+
+
+def _tiered(tokens: int, base: float | None, above: float | None) -> float:
+    if not tokens or tokens <= 0:
+        return 0.0
+    if tokens > _TIER and above is not None:
+        return (tokens - _TIER) * above + (min(tokens, _TIER) * base if base is not None else 0.0)
+    return tokens * base if base is not None else 0.0
+
+
+def ccusage_claude_cost(path: str | os.PathLike, table: dict) -> float:
+    """The dollars ccusage 18 reports for a Claude Code log, recomputed the way it computes them.
+
+    Line by line (a line holding two records is skipped, as ``JSON.parse``
+    skips it), the first record of each ``message.id`` + ``requestId``, its
+    ``costUSD`` when the record has one, else its usage priced per record with
+    the 200k-token tiers and the fast-mode multiplier.
+    """
+    seen: set[str] = set()
+    total = 0.0
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            msg = rec.get("message") if isinstance(rec, dict) else None
+            usage = msg.get("usage") if isinstance(msg, dict) else None
+            if not isinstance(usage, dict) or not all(isinstance(usage.get(k), (int, float))
+                                                      for k in ("input_tokens", "output_tokens")):
+                continue
+            if msg.get("content") is not None and not isinstance(msg.get("content"), list):
+                continue
+            key = f"{msg.get('id')}:{rec.get('requestId')}" if msg.get("id") and rec.get("requestId") else None
+            if key is not None and key in seen:
+                continue
+            if key is not None:
+                seen.add(key)
+            if isinstance(rec.get("costUSD"), (int, float)):
+                total += rec["costUSD"]
+                continue
+            price = _match(msg.get("model") or "", table) if msg.get("model") else None
+            if price is None:
+                continue
+            cost = (_tiered(usage.get("input_tokens", 0), price.get("input_cost_per_token"),
+                            price.get("input_cost_per_token_above_200k_tokens"))
+                    + _tiered(usage.get("output_tokens", 0), price.get("output_cost_per_token"),
+                              price.get("output_cost_per_token_above_200k_tokens"))
+                    + _tiered(usage.get("cache_creation_input_tokens") or 0,
+                              price.get("cache_creation_input_token_cost"),
+                              price.get("cache_creation_input_token_cost_above_200k_tokens"))
+                    + _tiered(usage.get("cache_read_input_tokens") or 0, price.get("cache_read_input_token_cost"),
+                              price.get("cache_read_input_token_cost_above_200k_tokens")))
+            if usage.get("speed") == "fast":
+                cost *= (price.get("provider_specific_entry") or {}).get("fast", 1)
+            total += cost
+    return total
