@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CCUSAGE_VERSION", "ccusage_binary", "run_ccusage", "CcusageTotals", "claude_first_outputs",
-           "codex_token_events", "CcusageError", "ccusage_claude_prices", "ccusage_claude_cost"]
+           "codex_token_events", "CcusageError", "ccusage_claude_prices", "ccusage_claude_cost",
+           "ccusage_prices", "ccusage_codex_cost"]
 
 CCUSAGE_VERSION = "18.0.11"
 _TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "npm" / "node_modules" / ".bin"
@@ -69,7 +70,7 @@ class CcusageTotals:
     output_tokens: int
     reasoning_tokens: int
     cost_usd: float
-    raw: dict
+    raw: dict  # the whole JSON report
 
 
 def _layout(path: Path, agent: str, root: Path) -> dict[str, str]:
@@ -106,16 +107,17 @@ def run_ccusage(path: str | os.PathLike, agent: str, timeout: float = 120.0) -> 
         report = json.loads(done.stdout)
     except json.JSONDecodeError:
         raise CcusageError(f"{binary} printed no JSON for {path}") from None
-    return _totals(report.get("totals") or {}, agent)
+    return _totals(report, agent)
 
 
-def _totals(t: dict, agent: str) -> CcusageTotals:
+def _totals(report: dict, agent: str) -> CcusageTotals:
+    t = report.get("totals") or {}
     if agent == "claude_code":
         return CcusageTotals(t.get("inputTokens", 0), t.get("cacheCreationTokens", 0), t.get("cacheReadTokens", 0),
-                             t.get("outputTokens", 0), 0, float(t.get("totalCost", 0.0)), t)
+                             t.get("outputTokens", 0), 0, float(t.get("totalCost", 0.0)), report)
     cached = t.get("cachedInputTokens", 0)
     return CcusageTotals(t.get("inputTokens", 0) - cached, 0, cached, t.get("outputTokens", 0),
-                         t.get("reasoningOutputTokens", 0), float(t.get("costUSD", 0.0)), t)
+                         t.get("reasoningOutputTokens", 0), float(t.get("costUSD", 0.0)), report)
 
 
 def _records(path: Path):
@@ -183,35 +185,43 @@ def codex_token_events(path: str | os.PathLike) -> list[tuple[dict[str, Any], bo
 _TABLE_SCRIPT = r"""
 const fs = require('fs');
 const src = fs.readFileSync(process.argv[1], 'utf8');
-const at = src.indexOf('const PREFETCHED_CLAUDE_PRICING = ');
+const at = src.indexOf('const ' + process.argv[2] + ' = ');
 if (at < 0) { process.exit(3); }
 const start = src.indexOf('{', at);
 let depth = 0, k = start;
 for (; k < src.length; k++) { if (src[k] === '{') depth++; else if (src[k] === '}' && --depth === 0) break; }
 process.stdout.write(JSON.stringify(Function('return (' + src.slice(start, k + 1) + ')')()));
 """
-_PREFIXES = ("anthropic/", "claude-3-5-", "claude-3-", "claude-", "openrouter/openai/")  # ccusage's candidates
+_PREFIXES = {"claude_code": ("anthropic/", "claude-3-5-", "claude-3-", "claude-", "openrouter/openai/"),
+             "codex_cli": ("openai/", "azure/", "openrouter/openai/")}  # the names ccusage tries after the model's
+_TABLES = {"claude_code": "PREFETCHED_CLAUDE_PRICING", "codex_cli": "PREFETCHED_CODEX_PRICING"}
+_CODEX_ALIASES = {"gpt-5-codex": "gpt-5", "gpt-5.3-codex": "gpt-5.2-codex"}  # @ccusage/codex's alias map
 _TIER = 200_000  # ccusage's DEFAULT_TIERED_THRESHOLD
 
 
-def ccusage_claude_prices() -> dict:
-    """ccusage's offline Claude price table (LiteLLM's, as shipped in the installed ccusage), read with node."""
-    binary = ccusage_binary("claude_code")
+def ccusage_prices(agent: str = "claude_code") -> dict:
+    """ccusage's offline price table for ``agent`` (LiteLLM's, as shipped in the installed package), read with node."""
+    binary = ccusage_binary(agent)
     node = shutil.which("node")
     if binary is None or node is None:
         raise CcusageError("ccusage or node not found (make ccusage installs it with npm)")
     dist = Path(os.path.realpath(binary)).parent
     for js in sorted(dist.glob("*.js")):
-        done = subprocess.run([node, "-e", _TABLE_SCRIPT, str(js)], capture_output=True, text=True, timeout=60,
-                              check=False)
+        done = subprocess.run([node, "-e", _TABLE_SCRIPT, str(js), _TABLES[agent]], capture_output=True, text=True,
+                              timeout=60, check=False)
         if done.returncode == 0 and done.stdout:
             return json.loads(done.stdout)
-    raise CcusageError(f"no PREFETCHED_CLAUDE_PRICING table in {dist}")
+    raise CcusageError(f"no {_TABLES[agent]} table in {dist}")
 
 
-def _match(model: str, table: dict) -> dict | None:
+def ccusage_claude_prices() -> dict:
+    """ccusage's offline Claude price table."""
+    return ccusage_prices("claude_code")
+
+
+def _match(model: str, table: dict, agent: str = "claude_code") -> dict | None:
     """ccusage's model look-up: the name, the name behind each provider prefix, then any substring either way."""
-    for candidate in (model, *(p + model for p in _PREFIXES)):
+    for candidate in (model, *(p + model for p in _PREFIXES[agent])):
         if candidate in table:
             return table[candidate]
     lower = model.lower()
@@ -276,4 +286,33 @@ def ccusage_claude_cost(path: str | os.PathLike, table: dict) -> float:
             if usage.get("speed") == "fast":
                 cost *= (price.get("provider_specific_entry") or {}).get("fast", 1)
             total += cost
+    return total
+
+
+def ccusage_codex_cost(report: dict, table: dict) -> float:
+    """The dollars @ccusage/codex 18 reports, recomputed from its per-model token counts and its price table.
+
+    Its look-up (name, provider prefixes, substring, then the alias map when
+    nothing priced was found; an unknown model costs 0) and its formula:
+    uncached input, cached input (at the input price when no cache price is
+    listed) and output, each at the price per token.
+    """
+    total = 0.0
+    for session in report.get("sessions") or ():
+        for model, t in (session.get("models") or {}).items():
+            price = _match(model, table, "codex_cli")
+            alias = _CODEX_ALIASES.get(model)
+            if alias is not None and (price is None or not any(
+                    (price.get(k) or 0) > 0 for k in ("input_cost_per_token", "output_cost_per_token",
+                                                       "cache_read_input_token_cost"))):
+                found = _match(alias, table, "codex_cli")
+                price = found if found is not None else price
+            if price is None:
+                continue
+            inp, cached = t.get("inputTokens", 0), t.get("cachedInputTokens", 0)
+            cached = min(cached, inp)
+            in_price = price.get("input_cost_per_token") or 0.0
+            cache_price = price.get("cache_read_input_token_cost")
+            total += (max(inp - cached, 0) * in_price + cached * (in_price if cache_price is None else cache_price)
+                      + t.get("outputTokens", 0) * (price.get("output_cost_per_token") or 0.0))
     return total

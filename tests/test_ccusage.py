@@ -19,6 +19,8 @@ from nanohermes_nb.ccusage import (
     ccusage_binary,
     ccusage_claude_cost,
     ccusage_claude_prices,
+    ccusage_codex_cost,
+    ccusage_prices,
     claude_first_outputs,
     codex_token_events,
     run_ccusage,
@@ -102,3 +104,26 @@ def test_claude_code_dollars_differ_only_by_price_tables_and_output(path):
     print(f"{path.name}: the bill {bill.cost_usd:.4f} USD vs ccusage {cc.cost_usd:.4f} USD = price tables "
           f"{ours_on_theirs - cc.cost_usd:+.4f} + output count {output_part:+.4f}"
           + (f" (unpriced here: {', '.join(bill.unpriced)})" if bill.unpriced else ""))
+
+
+@pytest.mark.parametrize("path", [p for p in LOGS if p.parent.name == "codex"],
+                         ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_codex_dollars_differ_only_by_price_tables_and_repeats(path):
+    _need("codex_cli")
+    cc = run_ccusage(path, "codex_cli")
+    # ccusage-codex's dollars are its price table on its own per-model counts, recomputed exactly
+    assert ccusage_codex_cost(cc.raw, ccusage_prices("codex_cli")) == pytest.approx(cc.cost_usd, abs=1e-9)
+    t = load_transcript(path)
+    bill = session_bill(t.requests)
+    ours_on_theirs = 0.0
+    for session in cc.raw["sessions"]:
+        for model, n in session["models"].items():
+            p = price_for_model(model)
+            if p is not None:
+                ours_on_theirs += p.cost(n["inputTokens"], n["cachedInputTokens"], n["outputTokens"])
+    main = price_for_model(max(bill.models, key=bill.models.get)) if bill.models else None
+    repeats = sum(main.cost(u.get("input_tokens", 0), u.get("cached_input_tokens", 0), u.get("output_tokens", 0))
+                  for u, repeat in codex_token_events(path) if repeat) if main is not None else 0.0
+    assert bill.cost_usd == pytest.approx(ours_on_theirs - repeats, abs=1e-9)
+    print(f"{path.name}: the bill {bill.cost_usd:.4f} USD vs ccusage {cc.cost_usd:.4f} USD = price tables "
+          f"{ours_on_theirs - cc.cost_usd:+.4f} - repeated events {repeats:.4f}")
