@@ -13,6 +13,7 @@ where ``npm``/ccusage is missing (``make ccusage`` installs it).
 from __future__ import annotations
 
 import pytest
+from agentlog_files import agent_logs
 
 from nanohermes_nb.bill import price_for_model, session_bill
 from nanohermes_nb.ccusage import (
@@ -26,8 +27,6 @@ from nanohermes_nb.ccusage import (
     run_ccusage,
 )
 from nanohermes_nb.transcripts import load_transcript
-
-from agentlogs import agent_logs
 
 LOGS = agent_logs(("claude-code", "codex"))
 
