@@ -106,15 +106,25 @@ def bill_columns(requests: Sequence[Any], presets: Mapping[str, Pricing] | None 
 def with_bill(ledger: Any, transcript: Any) -> Any:
     """``ledger`` with the ``BILL_COLUMNS`` of ``transcript``'s reported usage (unchanged when it has none).
 
-    Ledger request ``j`` is the transcript's ``j``-th assistant message, and so
-    its ``j``-th ``AgentRequest``; a count that differs is a ``ValueError``.
+    A ledger row is the request whose assistant message is at its ``index``
+    (``AgentRequest.message``, shifted by one when the replay prepended an
+    empty system message); a row no request names gets empty cells.
     """
     requests = reported_requests(transcript)
     if not requests or not any(r.usage is not None for r in requests):
         return ledger
-    if len(requests) != len(ledger.requests):
-        raise ValueError(f"{len(requests)} reported requests for {len(ledger.requests)} ledger requests")
-    return ledger.with_columns(**bill_columns(requests))
+    shift = len(ledger.messages) - len(transcript)  # 1 when the replay prepended an empty system message
+    by_index = {int(r.message) + shift: r for r in requests}
+    empty = _Empty()
+    rows = [by_index.get(int(i), empty) for i in ledger.requests["index"]]
+    return ledger.with_columns(**bill_columns(rows))
+
+
+class _Empty:
+    """A ledger row with no reported request: no model, no usage."""
+
+    model = ""
+    usage = None
 
 
 @dataclass(frozen=True)

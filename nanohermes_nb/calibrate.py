@@ -31,6 +31,12 @@ switch. Times-to-live (``TTL_SECONDS``):
   session "doesn't guarantee a cache hit"). The rule takes the
   hour: the Codex logs show full hits after 12 and 24 idle minutes, and a
   shorter TTL only adds misses on them.
+- OpenAI reasoning models drop the reasoning items of earlier turns once a
+  new user message comes (https://cookbook.openai.com/examples/responses_api/reasoning_items),
+  so at a new user turn the prefix shared with the previous request ends
+  where the turn before began: the rule expects the prompt of that turn's
+  first request. (Anthropic keeps earlier thinking blocks on the models these
+  logs use; the rule reads the whole previous prompt there.)
 
 A request is *within* when its cached estimate is within 5% of its reported
 prompt. Where it is not, ``reason`` says what came before it: the first
@@ -41,6 +47,7 @@ expected: OpenAI's cache is best-effort, and no log can foresee it).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +81,7 @@ class RequestFacts:
     compacted: bool = False
     usage: Any = None
     ttl: float | None = None  # the request's own TTL when its log says (Anthropic 1 h writes)
+    turn_start: bool = False  # a user message came since the previous request
 
 
 @dataclass(frozen=True)
@@ -177,15 +185,22 @@ def _reason(f: RequestFacts, prev: RequestFacts | None, ttl: float, expected: fl
     return "other"
 
 
-def _expected(f: RequestFacts, prev: RequestFacts | None, prev_prompt: float, fit: Fit, rule: CacheRule,
-              ttl: float) -> float:
-    """The cached tokens the rule expects: previous prompt, hidden prefix after a compaction, or nothing."""
+def _expected(f: RequestFacts, prev: RequestFacts | None, prev_prompt: float, turn_prompt: float | None, fit: Fit,
+              rule: CacheRule, ttl: float) -> float:
+    """The cached tokens the rule expects: previous prompt, hidden prefix after a compaction, or nothing.
+
+    OpenAI reasoning models: at a new user turn the reasoning items of the
+    turn before are no longer sent, so the prefix shared with the previous
+    request ends where that turn began: the prompt of its first request.
+    """
     if prev is None or f.model != prev.model:
         return 0.0
     if f.time is not None and prev.time is not None and f.time - prev.time > ttl:
         return 0.0
     if f.compacted:
         return rule.read(fit.hidden)
+    if rule.provider == "openai" and f.turn_start and turn_prompt is not None:
+        return rule.read(min(turn_prompt, prev_prompt))
     return rule.read(prev_prompt)
 
 
@@ -206,6 +221,7 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
     rows: list[dict] = []
     prev: RequestFacts | None = None
     prev_prompt = 0.0
+    turn_prompt: float | None = None  # the prompt of the first request of the current user turn
     for f in facts:
         u = f.usage
         if fit is None:
@@ -215,11 +231,13 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
         est = prev.usage.prompt_tokens + fit.scale * (f.visible - prev.visible) if anchored else free
         est = max(est, 0.0)
         ttl = f.ttl or rule.ttl
-        cached = min(_expected(f, prev, prev_prompt, fit, rule, ttl), est)
+        cached = min(_expected(f, prev, prev_prompt, turn_prompt, fit, rule, ttl), est)
         if u is not None:
             rows.append(_row(f, prev, est, free, cached, fit, rule, ttl))
         prev, prev_prompt = f, (u.prompt_tokens if u is not None else est)
-    efficiency = _efficiency(rows) if rule.provider == "openai" else 1.0
+        if f.turn_start or f.compacted or turn_prompt is None:
+            turn_prompt = prev_prompt
+    efficiency = _efficiency(rows)
     for row in rows:
         _price(row, price_of(row["model"]), rule, efficiency)
     table = frame(rows, list(_ROW_COLUMNS))
@@ -227,17 +245,16 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
 
 
 def _efficiency(rows: Sequence[dict]) -> float:
-    """Share of the cached tokens the rule expects that the provider read, over the session's bill.
+    """Tokens the provider read from its cache over those the rule expected, on the session's whole bill.
 
-    Used for OpenAI only, whose cache is best-effort: partial hits make part of
-    the expected prefix bill at the full price, at random. (Anthropic's
-    breakpoints hit or miss whole, so a miss there is an event, not a rate.)
-    It is fitted on the session's own bill (in-sample), and only the calibrated
-    cost uses it; ``est_cost_rule_usd`` is the rule's cost without it.
+    Below 1 where partial hits (OpenAI's best-effort cache, an Anthropic
+    breakpoint evicted early) bill part of the expected prefix at the full
+    price; above 1 where a cache outlived its documented lifetime. It is
+    fitted on the session's own bill (in-sample), and only the calibrated cost
+    uses it; ``est_cost_rule_usd`` is the rule's cost without it.
     """
-    expected = sum(r["est_cached"] for r in rows if r["est_cached"] > 0)
-    read = sum(min(r["cached"], r["est_cached"]) for r in rows if r["est_cached"] > 0)
-    return read / expected if expected else 1.0
+    expected = sum(r["est_cached"] for r in rows)
+    return sum(r["cached"] for r in rows) / expected if expected > 0 else 1.0
 
 
 def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: float) -> None:
@@ -248,7 +265,7 @@ def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: floa
     est, out = row["est_prompt"], row["est_output"]
     row["cost_usd"] = pricing.cost(row["prompt"], row["cached"], row["output"], row["cache_write"])
     for name, eff in (("est_cost_rule_usd", 1.0), ("est_cost_usd", efficiency)):
-        cached = round(row["est_cached"] * eff)
+        cached = min(round(row["est_cached"] * eff), est)
         write = est - cached if rule.provider == "anthropic" else 0
         row[name] = pricing.cost(est, cached, out, write)
 
@@ -329,35 +346,61 @@ def _ttl_of(usage: Any) -> float | None:
     return None
 
 
+def _session_ttl(transcript: Any) -> float | None:
+    """1 hour when the log's file shows writes to Anthropic's 1-hour cache anywhere (Claude Code), else None.
+
+    Claude Code records ``cache_creation.ephemeral_1h_input_tokens`` per
+    response; a reader that keeps only the flat usage fields loses it, so the
+    file itself is asked (a text search, nothing parsed).
+    """
+    import re
+
+    path = getattr(transcript, "path", "")
+    if getattr(transcript, "agent", "") != "claude_code" or not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    return TTL_SECONDS["anthropic_1h"] if re.search(rb'"ephemeral_1h_input_tokens":\s*[1-9]', text) else None
+
+
 def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o200k") -> list[RequestFacts]:
     """One ``RequestFacts`` per request of a loaded agent log (``Transcript.requests``, ``.compactions``).
 
-    The visible context of request ``j`` is what the log shows the agent sent:
+    The visible context of a request is what the log shows the agent sent:
     the system message, then, after the tool's last compaction, the messages it
     went on from (``ToolCompaction.continuation``: Claude Code's summary, Codex's
-    replacement history) and the transcript from there to the request.
+    replacement history) and the transcript from there to the request's
+    assistant message (``AgentRequest.message``).
     """
     from .recorded import RecordedSession
 
     requests = tuple(getattr(transcript, "requests", ()) or ())
     session = session if session is not None else RecordedSession.of(transcript)
-    if len(requests) != session.requests:
-        raise ValueError(f"{len(requests)} reported requests for {session.requests} assistant messages")
     shift = len(session.messages) - len(transcript)  # 1 when an empty system message was prepended
     p, meter = session.prefix(unit), session.meter(unit)
     cuts = sorted(((int(c.message) + shift, sum(meter(m) for m in (c.continuation or ())))
                    for c in (getattr(transcript, "compactions", ()) or ())), key=lambda c: c[0])
     system = p[1] if len(p) > 1 else 0
+    ttl = _session_ttl(transcript)
+    users = [k for k, m in enumerate(session.messages) if isinstance(m, Mapping) and m.get("role") == "user"]
     out: list[RequestFacts] = []
     k = 0
     start = head = None
-    for j, (r, i) in enumerate(zip(requests, session.reply, strict=True)):
+    before = -1
+    for j, r in enumerate(requests):
+        i = int(r.message) + shift
         compacted = False
         while k < len(cuts) and cuts[k][0] <= i:
             (start, head), compacted, k = cuts[k], True, k + 1
         visible = p[i] if start is None else system + head + p[i] - p[start]
+        own = _ttl_of(r.usage) if r.usage is not None else None
+        turn = bisect_right(users, i) > bisect_right(users, before)  # a user message since the previous request
         out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
-                                compacted and j > 0, r.usage, _ttl_of(r.usage) if r.usage is not None else None))
+                                compacted and j > 0, r.usage, own or ttl, turn and j > 0))
+        before = i
     return out
 
 
