@@ -195,14 +195,15 @@ def _tolerant_streams() -> None:
 
 
 def _summarizer(name: str):
-    from .summarizers import ENV_BASE_URL, ExtractiveSummarizer, OpenAICompatibleSummarizer, PlaceholderSummarizer
+    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer
+    from .context.summarizers import ExtractiveSummarizer, PlaceholderSummarizer
 
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "placeholder":
         return PlaceholderSummarizer()
-    from .summarizers import SummarizerError
-    from .transport import TransportError
+    from .agent.transport import TransportError
+    from .context.summarizers import SummarizerError
 
     try:
         llm = OpenAICompatibleSummarizer.from_env()
@@ -245,9 +246,9 @@ def _options(args) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .history import PROFILES
+    from .context.history import PROFILES
+    from .context.sizing import UNITS
     from .policies import POLICIES
-    from .sizing import UNITS
 
     parser = _Parser(prog="nanohermes-nb", description="Replay, check and compact agent transcripts.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -326,7 +327,7 @@ def _pricing(name: str | None):
     """The preset named on the command line (None: no pricing); an unknown name is a one-line usage error."""
     if name is None:
         return None
-    from .pricing import PricingError, get_pricing
+    from .engine.pricing import PricingError, get_pricing
 
     try:
         return get_pricing(name)
@@ -385,7 +386,7 @@ def _totals_lines(ledger) -> list[str]:
 
 
 def _cmd_ledger(args) -> int:
-    from .ledger import replay
+    from .engine.ledger import replay
 
     messages = _load(args.file)
     policy = _policy(args.policy, _options(args))
@@ -428,7 +429,7 @@ def _cmd_ledger(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .history import check_history
+    from .context.history import check_history
 
     problems = check_history(_load(args.file), args.profile)
     if args.json:
@@ -458,7 +459,7 @@ def _describe(result) -> str:
 
 def verify_all(result, profiles: Sequence[str]) -> list[dict]:
     """The article's checklist with the history-legality check run for each profile."""
-    from .metrics import verify_compaction
+    from .context.metrics import verify_compaction
 
     legality, others = [], []
     for k, profile in enumerate(profiles):
@@ -472,10 +473,11 @@ def verify_all(result, profiles: Sequence[str]) -> list[dict]:
 
 
 def _cmd_compact(args) -> int:
-    from .compaction import compact
-    from .history import PROFILES
-    from .ledger import prepare
-    from .report import compaction_rows, text_table as message_table
+    from .context.compaction import compact
+    from .context.history import PROFILES
+    from .engine.ledger import prepare
+    from .views.report import compaction_rows
+    from .views.report import text_table as message_table
 
     messages, notes = prepare(_load(args.file))  # the same empty system message as the ledger
     given = {k: v for k, v in _options(args).items() if v is not None}  # compact's own defaults otherwise
@@ -532,8 +534,8 @@ def _sweep_rows(frame) -> list[dict]:
 
 
 def _cmd_sweep(args) -> int:
+    from .engine.sweep import sweep
     from .policies import POLICIES, accepts_option
-    from .sweep import sweep
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in POLICIES]
@@ -586,9 +588,14 @@ def _cmd_sweep(args) -> int:
 
 def _run_model(args):
     """The endpoint from --base-url / --model or the NANOHERMES_LLM_* variables; the key only from the environment."""
-    from .models import OpenAICompatibleModel
-    from .summarizers import DEFAULT_MODEL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
-    from .transport import TransportError
+    from .agent.models import (
+        DEFAULT_MODEL,
+        ENV_API_KEY,
+        ENV_BASE_URL,
+        ENV_MODEL,
+        OpenAICompatibleModel,
+    )
+    from .agent.transport import TransportError
 
     base_url = (args.base_url or os.environ.get(ENV_BASE_URL, "")).strip()
     if not base_url:
@@ -601,7 +608,7 @@ def _run_model(args):
 
 
 def _cmd_run(args) -> int:
-    from .agent import Agent
+    from .agent.loop import Agent
 
     workspace = Path(args.workspace)
     if not workspace.is_dir():

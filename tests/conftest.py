@@ -101,7 +101,7 @@ def canonical_sha256(messages: Any) -> str:
 @pytest.fixture(scope="session")
 def built_course(tmp_path_factory):
     """The whole course executed once per test session, as ``make course`` builds it (HTML and index)."""
-    from nanohermes_nb.course import notebook_paths, run_course, write_index
+    from nanohermes_nb.course.build import notebook_paths, run_course, write_index
 
     out = tmp_path_factory.mktemp("course")
     notebooks = notebook_paths(ROOT / "notebooks")

@@ -7,13 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from builders import session
+from conftest import ROOT
 
 from nanohermes_nb import check_history, context_size, load_transcript, replay, sweep
 from nanohermes_nb.cli import WIDTH, main, plural
-from nanohermes_nb.ledger import prepare
-
-from builders import session
-from conftest import ROOT
+from nanohermes_nb.engine.ledger import prepare
 
 TWELVE = ROOT / "data" / "sessions" / "twelve_turns.json"
 

@@ -2,12 +2,11 @@
 
 import pandas as pd
 import pytest
+from conftest import corpus_files
 
 from nanohermes_nb import check_history, compact, context_size, replay
-from nanohermes_nb.ledger import reference_replay
+from nanohermes_nb.engine.ledger import reference_replay
 from nanohermes_nb.transcripts import load_transcript
-
-from conftest import corpus_files
 
 FILES = corpus_files()
 S = lambda excerpt: "S"  # noqa: E731  (a fixed summary keeps the comparison about sizes)

@@ -4,12 +4,11 @@ import json
 
 import pandas as pd
 import pytest
+from builders import SYSTEM, assistant, session, tool, user
 
 from nanohermes_nb import context_size, message_size, replay
-from nanohermes_nb.ledger import CAVEAT, reference_replay
-from nanohermes_nb.sizing import request_bytes
-
-from builders import SYSTEM, assistant, session, tool, user
+from nanohermes_nb.context.sizing import request_bytes
+from nanohermes_nb.engine.ledger import CAVEAT, reference_replay
 
 SPEC_COLUMNS = ["request", "turn", "messages", "size", "size_before", "compacted", "dropped", "size_after",
                 "cumulative_input"]

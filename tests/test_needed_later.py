@@ -1,11 +1,15 @@
 """Needed-later retention: what a cut removed that the recorded future mentions again, and what was kept."""
 
 import pytest
+from builders import SYSTEM, assistant, tool, user
 
 import nanohermes_nb as nh
-from nanohermes_nb.needed import IdentifierIndex, identifiers, message_identifiers, needed_later
-
-from builders import SYSTEM, assistant, tool, user
+from nanohermes_nb.context.needed import (
+    IdentifierIndex,
+    identifiers,
+    message_identifiers,
+    needed_later,
+)
 
 
 def run(later: str, summary: str = "S", keep_recent: int = 2):

@@ -11,15 +11,21 @@ from itertools import accumulate
 from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import VENDORED
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import legal_histories
 
 import nanohermes_nb as nh
+from nanohermes_nb.context.sizing import Meter, count_tokens, serialize
+from nanohermes_nb.engine.pricing import (
+    Pricing,
+    PricingError,
+    get_pricing,
+    pricing_presets,
+    pricing_table,
+)
 from nanohermes_nb.policies import Policy, make_event
-from nanohermes_nb.pricing import Pricing, PricingError, get_pricing, pricing_presets, pricing_table
-from nanohermes_nb.sizing import Meter, count_tokens, serialize
-
-from conftest import VENDORED
-from strategies import legal_histories
 
 UNIT = "tokens_approx"
 
@@ -162,7 +168,7 @@ def test_summarizer_request_is_costed():
     ev = L.compactions[0]
     tin, tout = ev.cost["summarizer_input_tokens"], ev.cost["summarizer_output_tokens"]
     msgs = four_requests()
-    prompt = Meter(UNIT)({"role": "system", "content": nh.summary_prompt()}) + 3 + count_tokens("user", UNIT)
+    prompt = Meter(UNIT)({"role": "system", "content": nh.context.summarizers.summary_prompt()}) + 3 + count_tokens("user", UNIT)
     # the excerpt: one line per removed message with text (the user message, call 1's padding, its result)
     lines = sum(count_tokens(f"{m['role']}: {m['content']}\n", UNIT) for m in msgs[1:4])
     assert tin == prompt + lines
@@ -282,7 +288,7 @@ def test_totals_without_rows_equal_the_rows():
     msgs = four_requests()
     for rule in RULES:
         pricing = price(rule)
-        replay = nh.ledger.Replay(nh.RecordedSession.of(msgs), nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
+        replay = nh.engine.ledger.Replay(nh.engine.recorded.RecordedSession.of(msgs), nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
                                   summarizer=lambda e: "S", pricing=pricing)
         assert replay.totals() == replay.ledger().totals
 
@@ -380,7 +386,7 @@ def test_cli_ledger_and_sweep_take_a_pricing(capsys, tmp_path):
 def test_a_priced_sweep_of_measured_sessions_on_a_process_pool_equals_in_process():
     from concurrent.futures import ProcessPoolExecutor
 
-    sessions = {"four": nh.RecordedSession.of(four_requests()), "log": nh.RecordedSession.of(
+    sessions = {"four": nh.engine.recorded.RecordedSession.of(four_requests()), "log": nh.engine.recorded.RecordedSession.of(
         nh.load_transcript(VENDORED / "sweagent_demo_marshmallow-1867_fc.json"))}
     grid = dict(budgets=[9_500, 30_000], pricing=["gpt-4.1", "claude-sonnet-4.5"], needed_later=True)
     here = nh.sweep(sessions, **grid)

@@ -4,11 +4,10 @@ import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import legal_histories
 
 from nanohermes_nb import check_history, compact, replay
-from nanohermes_nb.compaction import find_cut
-
-from strategies import legal_histories
+from nanohermes_nb.context.compaction import find_cut
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,10 +2,10 @@
 
 
 
-from nanohermes_nb import replay, sweep
-from nanohermes_nb import sizing
-
 from builders import session
+
+from nanohermes_nb import replay, sweep
+from nanohermes_nb.context import sizing
 
 
 def test_sweep_rows_equal_replay_totals():
@@ -30,7 +30,7 @@ def test_each_message_is_serialized_once_per_sweep(monkeypatch):
     assert len(calls) <= len(msgs) + inserted
     calls.clear()
     # the naive way re-serializes the context for every request
-    from nanohermes_nb.ledger import reference_replay
+    from nanohermes_nb.engine.ledger import reference_replay
     reference_replay(msgs, budget=3_000, summarizer=lambda e: "S")
     assert len(calls) > 3 * len(msgs)
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ..compaction import SUMMARY_HEADER, is_summary_message, register_summary_prefix, summarize_dropped
-from ..messages import Message, role_of, text_of
+from ..context.compaction import (
+    SUMMARY_HEADER,
+    is_summary_message,
+    register_summary_prefix,
+    summarize_dropped,
+)
+from ..context.messages import Message, role_of, text_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 
 # Codex's summary_prefix.md (openai/codex codex-rs/core/templates/compact/summary_prefix.md @50a53333,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..compaction import ask_summarizer, excerpt_records
-from ..messages import Message, pair_tool_results, tool_call_of
-from ..summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
+from ..context.compaction import ask_summarizer, excerpt_records
+from ..context.messages import Message, pair_tool_results, tool_call_of
+from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 from .hermes_text import (
     COMPACTION_NOTE,

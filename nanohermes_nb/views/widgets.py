@@ -37,20 +37,20 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..clamp import ClampReport, clamp_report
-from ..compaction import (
+from ..context.clamp import ClampReport, clamp_report
+from ..context.compaction import (
     CUT_DIRECTIONS,
-    CompactionResult,
     SUMMARY_ROLES,
+    CompactionResult,
     compact_at,
     find_cut,
     find_cut_backward,
 )
-from ..history import PROFILES, Problem, check_history
-from ..ledger import Ledger, replay
-from ..recorded import RecordedSession
-from ..sizing import UNITS, Meter
-from ..summarizers import Summarizer
+from ..context.history import PROFILES, Problem, check_history
+from ..context.sizing import UNITS, Meter
+from ..context.summarizers import Summarizer
+from ..engine.ledger import Ledger, replay
+from ..engine.recorded import RecordedSession
 from .plots import plot_ledger, plural
 from .tables import compaction_frame, style_frame
 

@@ -18,14 +18,14 @@ trigger to the next.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .budgets import over_budget
-from .messages import Message, calls_of, role_of
-from .sizing import Meter
+from ..context.budgets import over_budget
+from ..context.messages import Message, calls_of, role_of
+from ..context.sizing import Meter
 
 __all__ = ["RecordedSession", "Context", "ContextView", "prepare", "EMPTY_SYSTEM"]
 

@@ -17,11 +17,11 @@ rules differ a little by provider, so ``check_history`` takes a profile:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .sizing import role_of
+from .messages import role_of
 
 __all__ = ["Problem", "check_history", "HistoryChecker", "PROFILES", "KNOWN_ROLES", "is_legal"]
 

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 __all__ = ["Section", "NotebookEntry", "CourseMap", "course_map", "anchor", "headings", "exercises",
            "update_navigation", "HEADER_TAG", "FOOTER_TAG", "EXERCISE_TAG", "SOLUTION_TAG"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAP_FILE = ROOT / "data" / "course_map.json"
 HEADER_TAG, FOOTER_TAG = "course-header", "course-footer"
 EXERCISE_TAG, SOLUTION_TAG = "exercise", "solution"
@@ -207,7 +207,7 @@ def update_navigation(folder: str | os.PathLike = ROOT / "notebooks", cmap: Cour
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.coursemap",
+    parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course.map",
                                      description="Rewrite each notebook's header and footer from data/course_map.json.")
     parser.add_argument("--check", action="store_true", help="exit 1 if any notebook is not current; change nothing")
     args = parser.parse_args(argv)

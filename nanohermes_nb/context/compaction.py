@@ -14,8 +14,8 @@ touches the caller's list. Three options, off by default, each teach a fix:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .budgets import over_budget
@@ -320,7 +320,7 @@ class CompactionResult:
         return text
 
     def _repr_html_(self) -> str:
-        from .report import compaction_html
+        from ..views.report import compaction_html
 
         return compaction_html(self)
 

@@ -15,13 +15,13 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from ..context.compaction import SUMMARY_HEADER, excerpt_records
+from ..context.sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
+from ..context.summarizers import summary_prompt
+from ..policies.base import Event
 from .books import Book
-from .compaction import SUMMARY_HEADER, excerpt_records
-from .policies.base import Event
 from .pricing import Pricing, rounded_sum, sent_each
 from .recorded import Context, ContextView, RecordedSession
-from .sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
-from .summarizers import summary_prompt
 
 __all__ = ["CostBook", "COST_COLUMNS"]
 

@@ -11,7 +11,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .sizing import message_size, text_of
+from ..context.messages import text_of
+from ..context.sizing import message_size
 
 __all__ = [
     "preview",

@@ -38,17 +38,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .budgets import DEFAULT_BUDGETS, Budgets, over_budget
-from .ledger import Ledger, Replay, check_settings, replay
+from ..context.budgets import DEFAULT_BUDGETS, Budgets, over_budget
+from ..context.messages import calls_of
+from ..context.sizing import Meter
+from ..context.summarizers import Summarizer
+from ..engine.ledger import Ledger, Replay, check_settings, replay
+from ..engine.recorded import RecordedSession
+from ..policies import Event, NanoHermesPolicy, Policy, PolicyEnv, resolve_policy
 from .memory import inject
-from .messages import calls_of
 from .models import Model, ModelError, ModelReply, ModelSummarizer, Usage
-from .policies import Event, NanoHermesPolicy, Policy, PolicyEnv, resolve_policy
 from .prompt import SystemConfig, system_content
-from .recorded import RecordedSession
-from .sizing import Meter
-from .summarizers import Summarizer
-from .tools import Tools, tool_specs
+from .tools.toolbox import Tools, tool_specs
 from .transport import TransportError
 
 __all__ = ["Agent", "AgentResult", "Step", "LiveEvent", "ModelCall", "LiveReplayMismatch", "live_ledger_of",

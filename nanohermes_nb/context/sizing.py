@@ -15,8 +15,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .messages import role_of, text_of  # re-exported: older code imports them from here
-
 __all__ = [
     "UNITS",
     "APPROX_CHARS_PER_TOKEN",
@@ -27,8 +25,6 @@ __all__ = [
     "measure_each",
     "Meter",
     "count_tokens",
-    "text_of",
-    "role_of",
     "is_cjk",
     "shared_prefix_bytes",
     "request_bytes",

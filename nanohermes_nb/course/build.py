@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 __all__ = ["NotebookRun", "execute_notebook", "run_course", "notebook_paths", "notebook_info", "write_index",
            "html_exporter", "ledger_figure_data", "write_ledger_figure", "figure_hash", "NotebookInfo", "main"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LEDGER_FIGURE = ROOT / "docs" / "ledger_vs_article.png"
 FIGURE_KEY = "nanohermes-data-sha256"  # PNG text chunk: the hash of the data the figure plots
@@ -161,7 +161,11 @@ def execute_notebook(
     """Run one notebook in a fresh kernel; write the executed copy (and HTML) to ``out_dir``."""
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbclient.exceptions import (
+        CellExecutionError,
+        CellTimeoutError,
+        DeadKernelError,
+    )
 
     path = Path(path)
     out = Path(out_dir)
@@ -284,7 +288,7 @@ td, th { border-bottom: 1px solid #e5e5e5; padding: .35rem .4rem; text-align: le
 
 def _map_html(sources: Sequence[Path]) -> str:
     """The article's sections, each linked to the heading that teaches it, and the glossary (from the course map)."""
-    from .coursemap import anchor, course_map
+    from .map import anchor, course_map
 
     cmap = course_map()
     present = {p.name for p in sources}
@@ -364,8 +368,8 @@ def ledger_figure_data(root: str | os.PathLike = ROOT) -> dict:
     """What the README's picture plots: the replayed twelve-turn ledger and the article's, turn by turn."""
     import pandas as pd
 
-    from .ledger import replay
-    from .transcripts import load_transcript
+    from ..engine.ledger import replay
+    from ..transcripts import load_transcript
 
     root = Path(root)
     ledger = replay(load_transcript(root / "data" / "sessions" / "twelve_turns.json"))
@@ -406,9 +410,9 @@ def write_ledger_figure(path: str | os.PathLike = LEDGER_FIGURE, root: str | os.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from .ledger import replay
-    from .transcripts import load_transcript
-    from .views.plots import plot_by_turn
+    from ..engine.ledger import replay
+    from ..transcripts import load_transcript
+    from ..views.plots import plot_by_turn
 
     path, root = Path(path), Path(root)
     data = ledger_figure_data(root)

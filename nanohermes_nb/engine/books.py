@@ -27,13 +27,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .budgets import over_budget
-from .history import HistoryChecker
-from .metrics import TextIndex, first_user_goal, goal_terms, retention
-from .needed import IdentifierIndex, needed_later
-from .policies.base import Event
+from ..context.budgets import over_budget
+from ..context.history import HistoryChecker
+from ..context.metrics import TextIndex, first_user_goal, goal_terms, retention
+from ..context.needed import IdentifierIndex, needed_later
+from ..context.sizing import shared_prefix_bytes
+from ..policies.base import Event
 from .recorded import Context, RecordedSession
-from .sizing import shared_prefix_bytes
 
 __all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "NeededLaterBook",
            "merge_fields"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .budgets import DEFAULT_BUDGETS, Budgets
-from .clamp import cut_utf8
-from .sizing import request_bytes, shared_prefix_bytes
+from ..context.budgets import DEFAULT_BUDGETS, Budgets
+from ..context.clamp import cut_utf8
+from ..context.sizing import request_bytes, shared_prefix_bytes
 from .skills import listing, load_skills
 
 __all__ = [

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .budgets import DEFAULT_BUDGETS, Budgets
+from ..context.budgets import DEFAULT_BUDGETS, Budgets
 
 __all__ = ["Skill", "SkillError", "load_skills", "parse_skill", "listing", "skill_body",
            "SKILL_FILE"]

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .messages import calls_of, text_of

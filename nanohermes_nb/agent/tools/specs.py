@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .budgets import DEFAULT_BUDGETS, Budgets
+from ...context.budgets import DEFAULT_BUDGETS, Budgets
 
 ARROW = "\u2192"  # read_file numbers lines as N→text
 DEFAULT_COMMAND_TIMEOUT = 120.0  # seconds, run_command `timeout` default

@@ -50,7 +50,7 @@ RULE_DEFAULTS: dict[str, tuple[int, int]] = {
 }
 ANTHROPIC_WRITE_FACTOR = 1.25
 TOKEN_UNITS = ("o200k", "cl100k", "tokens_approx")
-PRICING_CSV = Path(__file__).resolve().parents[1] / "data" / "pricing.csv"
+PRICING_CSV = Path(__file__).resolve().parents[2] / "data" / "pricing.csv"
 _CSV_COLUMNS = ("name", "provider", "model", "input", "cached_input", "output", "cache_write", "cache",
                 "min_cached_tokens", "step", "tokens", "price_source", "cache_source", "stored_page_date",
                 "read_on", "notes")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, is_summary_message

@@ -21,18 +21,18 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from ..context.history import PROFILES
+from ..context.summarizers import Summarizer
+from ..policies import Policy, accepts_option, resolve_policy
 from .frames import frame as text_frame
-from .history import PROFILES
 from .ledger import TOTAL_COST_COLUMNS, Replay, Totals, check_settings
-from .policies import Policy, accepts_option, resolve_policy
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession
-from .summarizers import Summarizer
 
 __all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped", "sweep_columns"]
 
@@ -113,7 +113,7 @@ class _Job:
 
 def _sources(transcripts: Any) -> list[_Source]:
     """Paths, folders, message lists, (name, messages) pairs or a name -> messages mapping."""
-    from .transcripts import iter_transcript_paths
+    from ..transcripts import iter_transcript_paths
 
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
@@ -177,14 +177,14 @@ def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = ()
 def _load(source: _Source) -> list:
     if source.path is None:
         return source.messages
-    from .transcripts import load_transcript
+    from ..transcripts import load_transcript
 
     return load_transcript(source.path)
 
 
 def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
     """The rows of one transcript under every setting (runs in a worker; loads the file there)."""
-    from .transcripts import TranscriptError
+    from ..transcripts import TranscriptError
 
     try:
         messages = _load(source)
@@ -388,7 +388,7 @@ def sweep(
         for name, result in _results(sources, job, executor, window):
             if isinstance(result, Skipped):
                 if strict:
-                    from .transcripts import TranscriptError
+                    from ..transcripts import TranscriptError
 
                     raise TranscriptError(result.transcript, "", result.reason)
                 skipped.append(result)
@@ -433,7 +433,7 @@ def compare_policies(
     over every event (kept / needed identifiers); ``pricing`` adds dollars with
     and without compaction (summed) and the cache-hit rate (weighted by tokens).
     """
-    from .policies import POLICIES
+    from ..policies import POLICIES
 
     chosen = list(policies) if policies is not None else list(POLICIES)
     frame = sweep(transcripts, budgets=[budget], summarizer=summarizer, policies=chosen,

@@ -10,21 +10,30 @@ future did not depend on what was dropped.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .frames import frame
-from .books import Book, HistoryBook, NeededLaterBook, PrefixBook, RetentionBook, SizeBook, TokenBook, merge_fields
+from ..context.history import PROFILES
+from ..context.metrics import Retention
+from ..context.needed import NeededLater
+from ..context.sizing import UNITS
+from ..context.summarizers import Summarizer
+from ..policies import Event, Policy, PolicyEnv, resolve_policy
+from .books import (
+    Book,
+    HistoryBook,
+    NeededLaterBook,
+    PrefixBook,
+    RetentionBook,
+    SizeBook,
+    TokenBook,
+    merge_fields,
+)
 from .costbook import COST_COLUMNS, CostBook
-from .history import PROFILES
-from .metrics import Retention
-from .needed import NeededLater
-from .policies import Event, Policy, PolicyEnv, resolve_policy
+from .frames import frame
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession, prepare
-from .sizing import UNITS
-from .summarizers import Summarizer
 
 __all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
            "prepare", "Replay", "check_settings", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
@@ -445,8 +454,8 @@ def reference_replay(
 
     Slow on purpose; it is the yardstick ``replay`` is tested and benchmarked against.
     """
-    from .compaction import compact
-    from .sizing import context_size
+    from ..context.compaction import compact
+    from ..context.sizing import context_size
 
     msgs, _ = prepare(messages)
     ctx = [msgs[0]] if msgs else []

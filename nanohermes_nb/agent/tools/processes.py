@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .clamp import utf8_boundary
+from ...context.clamp import utf8_boundary
 
 __all__ = ["Job", "Drain", "MARK_VARIABLE"]
 

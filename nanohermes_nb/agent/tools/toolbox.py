@@ -19,12 +19,28 @@ from typing import Any, Callable
 
 import re2
 
-from .budgets import DEFAULT_BUDGETS, Budgets
-from .clamp import clamp, utf8_boundary
+from ...context.budgets import DEFAULT_BUDGETS, Budgets
+from ...context.clamp import clamp, utf8_boundary
+from ..transport import (
+    AddressRefused,
+    ConnectFailed,
+    RedirectRefused,
+    TransportError,
+    TransportTimeout,
+    fetch,
+)
 from .processes import Job
-from .toolspecs import ARROW, DEFAULT_COMMAND_TIMEOUT, TOOL_NAMES, TOOL_SPECS, ToolError, ToolSpec, check_args as _check_args, tool_specs
+from .specs import (
+    ARROW,
+    DEFAULT_COMMAND_TIMEOUT,
+    TOOL_NAMES,
+    TOOL_SPECS,
+    ToolError,
+    ToolSpec,
+    tool_specs,
+)
+from .specs import check_args as _check_args
 from .web import WebError, check_url, html_to_text, web_text
-from .transport import AddressRefused, ConnectFailed, RedirectRefused, TransportError, TransportTimeout, fetch
 
 __all__ = [
     "Tools",

@@ -28,15 +28,152 @@ each with a one-line reason that never contains the key.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .summarizers import ExtractiveSummarizer, SummarizerError, endpoint_from_env, summary_prompt
-from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, TransportError
+from ..context.summarizers import ExtractiveSummarizer, SummarizerError, summary_prompt
+from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, TransportError
+
+ENV_BASE_URL = "NANOHERMES_LLM_BASE_URL"
+ENV_API_KEY = "NANOHERMES_LLM_API_KEY"
+ENV_MODEL = "NANOHERMES_LLM_MODEL"
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def endpoint_from_env(env: Mapping[str, str] | None = None) -> tuple[str, str | None, str] | None:
+    """``(base_url, api_key or None, model)`` from the NANOHERMES_LLM_* variables; None when no URL is set.
+
+    The one reading of the environment that the summarizer, the agent's model and the CLI share.
+    """
+    env = os.environ if env is None else env
+    base_url = env.get(ENV_BASE_URL, "").strip()
+    if not base_url:
+        return None
+    return base_url, env.get(ENV_API_KEY) or None, env.get(ENV_MODEL, "").strip() or DEFAULT_MODEL
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    text: str | None
+    failure: str | None
+
+
+class OpenAICompatibleSummarizer:
+    """Summaries from any OpenAI-compatible ``/chat/completions`` endpoint.
+
+    The request goes through ``transport.ChatClient``: a total deadline of ``timeout``
+    seconds, a reply read as a stream and refused past ``max_reply_bytes``, redirects
+    only within the endpoint's origin, and the API key checked when the summarizer is
+    built (``SummarizerError`` for a key with CR, LF, inner spaces or non-ASCII
+    characters; surrounding whitespace such as a file's trailing newline is stripped)
+    and scrubbed from every failure reason and from the summary itself, even when a
+    server echoes it. ``max_tries=1`` (default) is SPEC 4's single request; a larger
+    value retries 429/503 honouring ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        model: str = "gpt-4o-mini",
+        *,
+        temperature: float = 0.0,
+        timeout: float = 30.0,
+        max_words: int = 300,
+        transport: Any = None,
+        max_tries: int = 1,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        refuse_private_addresses: bool = False,
+    ) -> None:
+        if not base_url:
+            raise ValueError("OpenAICompatibleSummarizer needs a base_url")
+        try:
+            self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
+                                      max_tries=max_tries, refuse_private_addresses=refuse_private_addresses,
+                                      transport=transport)
+        except APIKeyError as exc:
+            raise SummarizerError(str(exc)) from None
+        self.base_url = self._client.base_url
+        self.model = model
+        self.temperature = temperature
+        self.timeout = timeout
+        self.max_words = max_words
+        self.calls = 0
+        self.failures: list[str] = []
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> "OpenAICompatibleSummarizer | None":
+        """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
+        found = endpoint_from_env(env)
+        return None if found is None else cls(*found, **options)
+
+    def __repr__(self) -> str:
+        key = "set" if self._client.has_key else "none"
+        return (
+            f"OpenAICompatibleSummarizer(base_url={self._scrub(self.base_url)!r}, model={self.model!r}, "
+            f"temperature={self.temperature}, timeout={self.timeout}, api_key=<{key}>)"
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return self._client.endpoint
+
+    def request_body(self, excerpt: str) -> dict[str, Any]:
+        """The exact JSON sent: two messages, no tools, not streamed."""
+        return {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": summary_prompt(self.max_words)},
+                {"role": "user", "content": excerpt},
+            ],
+            "temperature": self.temperature,
+            "stream": False,
+        }
+
+    def _scrub(self, text: str) -> str:
+        return self._client.scrub(text)
+
+    def _post(self, excerpt: str) -> str:
+        try:
+            data = self._client.post(self.request_body(excerpt))
+        except TransportError as exc:
+            raise SummarizerError(str(exc)) from None
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise SummarizerError(
+                f"malformed response from {self.endpoint}: {type(exc).__name__}: {self._scrub(str(exc))[:120]}"
+            ) from None
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise SummarizerError(f"malformed response from {self.endpoint}: content is {type(content).__name__}")
+        text = content.strip()
+        if not text:
+            raise SummarizerError(f"empty reply from {self.endpoint}")
+        return text
+
+    def __call__(self, excerpt: str) -> str:
+        """The trimmed summary; raises ``SummarizerError`` (reason recorded) on any failure."""
+        self.calls += 1
+        try:
+            return self._post(excerpt)
+        except SummarizerError as exc:
+            self.failures.append(str(exc))
+            raise
+
+
 
 __all__ = [
+    "OpenAICompatibleSummarizer",
+    "ENV_BASE_URL",
+    "ENV_API_KEY",
+    "ENV_MODEL",
+    "DEFAULT_MODEL",
+    "endpoint_from_env",
     "Model",
     "ModelReply",
     "ModelError",

@@ -28,7 +28,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .budgets import DEFAULT_BUDGETS, Budgets
+from ..context.budgets import DEFAULT_BUDGETS, Budgets
 
 __all__ = [
     "MemoryEntry",
