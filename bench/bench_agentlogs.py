@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _corpus import BUDGETS, KEEPS  # noqa: E402
 
-from nanohermes_nb.ledger import replay  # noqa: E402
-from nanohermes_nb.recorded import RecordedSession  # noqa: E402
-from nanohermes_nb.sweep import sweep  # noqa: E402
+from nanohermes_nb.engine.ledger import replay  # noqa: E402
+from nanohermes_nb.engine.recorded import RecordedSession  # noqa: E402
+from nanohermes_nb.engine.sweep import sweep  # noqa: E402
 from nanohermes_nb.transcripts import load_transcript  # noqa: E402
 
 
@@ -87,7 +87,7 @@ def main() -> None:
     priced = cpu(lambda: sweep(names, pricing="claude-opus-4.5", **grid), runs=1)
     print(f"100-setting sweep over {len(logs)} logs: {plain:.2f} s without pricing, {priced:.2f} s with "
           f"({priced / plain:.2f}x; bar 1.5x)")
-    from nanohermes_nb import sizing
+    from nanohermes_nb.context import sizing
 
     messages = load_transcript(max(logs, key=lambda p: p.stat().st_size))
     rust = cpu(lambda: RecordedSession.of(messages).prefix("o200k"), runs=1)

@@ -418,7 +418,7 @@ def _cmd_ledger(args) -> int:
     _say(lines)
     _say(_totals_lines(ledger))
     if "usage_cost_usd" in ledger.requests.columns:  # issue 24: the reported totals beside the estimate
-        from .bill import bill_lines
+        from .engine.bill import bill_lines
 
         _say([line for text in bill_lines(messages) for line in _comment(text)])
     _say(_comment(ledger.caveat))

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 from agentlog_files import agent_logs
 
-from nanohermes_nb.bill import price_for_model, session_bill
-from nanohermes_nb.ccusage import (
+from nanohermes_nb.engine.bill import price_for_model, session_bill
+from nanohermes_nb.engine.ccusage import (
     ccusage_binary,
     ccusage_claude_cost,
     ccusage_claude_prices,

@@ -91,7 +91,7 @@ def tool_events(transcript: Any, request_index: Sequence[int]) -> list[ToolEvent
     """
     from bisect import bisect_left
 
-    from .needed import IdentifierIndex, needed_later
+    from ..context.needed import IdentifierIndex, needed_later
 
     messages = list(transcript)
     index = IdentifierIndex(messages)
@@ -155,11 +155,11 @@ def whatif(transcript: Any, *, policies: Sequence[Any] | None = None, budget: in
     own trigger (``default_budget``). Each policy is priced by the session's
     main model under the calibrated model (``replay_cost``).
     """
+    from ..policies import POLICIES
     from .bill import price_for_model, reported_requests, session_bill
     from .calibrate import calibrate
     from .frames import frame
     from .ledger import replay
-    from .policies import POLICIES
     from .recorded import RecordedSession
 
     calibration = calibration or calibrate(transcript)

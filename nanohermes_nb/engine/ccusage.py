@@ -38,7 +38,7 @@ __all__ = ["CCUSAGE_VERSION", "ccusage_binary", "run_ccusage", "CcusageTotals", 
            "ccusage_prices", "ccusage_codex_cost"]
 
 CCUSAGE_VERSION = "18.0.11"
-_TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "npm" / "node_modules" / ".bin"
+_TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "npm" / "node_modules" / ".bin"
 _BINARIES = {"claude_code": "ccusage", "codex_cli": "ccusage-codex"}
 
 
