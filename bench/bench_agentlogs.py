@@ -73,9 +73,9 @@ def main() -> None:
         if not mine:
             continue
         big = max(mine, key=lambda p: p.stat().st_size)
-        f = cpu(lambda: floor(big))
-        load = cpu(lambda: load_transcript(big))
-        both = cpu(lambda: replay(load_transcript(big)))
+        f = cpu(lambda big=big: floor(big))
+        load = cpu(lambda big=big: load_transcript(big))
+        both = cpu(lambda big=big: replay(load_transcript(big)))
         ledger = replay(load_transcript(big))
         assert "usage_cost_usd" in ledger.requests.columns
         print(f"{big.name} ({big.stat().st_size / 1e6:.1f} MB): floor {f * 1e3:.0f} ms; load {load * 1e3:.0f} ms "
