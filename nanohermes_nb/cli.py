@@ -296,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
 
+    p = sub.add_parser("sessions", help="list the coding agents' session logs on this machine (read-only)")
+    p.add_argument("roots", nargs="*", help="folders or files to search (default: the agents' usual folders)")
+    p.add_argument("--json", action="store_true", help="every field as a JSON list of rows")
+
     p = sub.add_parser("run", help="run the agent loop on a task against an OpenAI-compatible endpoint",
                        description="Run NanoHermes's agent loop on TASK in --workspace, printing one line per "
                                    "model request, and write the session to -o. The model's shell commands run "
@@ -338,7 +342,10 @@ def _pricing(name: str | None):
 def _load(path: str):
     from .transcripts import load_transcript
 
-    return load_transcript(path)
+    transcript = load_transcript(path)
+    if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
+        print(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}", file=sys.stderr)
+    return transcript
 
 
 # ---------------------------------------------------------------- ledger
@@ -634,9 +641,34 @@ def _cmd_run(args) -> int:
     return EXIT_OK
 
 
+def _cmd_sessions(args) -> int:
+    """One row per agent session found: agent, model, size, requests, time span, path."""
+    import dataclasses
+    import datetime
+
+    from .transcripts.agentlogs import find_sessions
+
+    rows = [dataclasses.asdict(s) for s in find_sessions(args.roots or None)]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+
+    def when(t):
+        return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M") if t else ""
+
+    table = [{"agent": r["agent"], "model": r["model"], "size": f"{r['size'] / 1e6:.1f} MB",
+              "requests": r["requests"], "compactions": r["compactions"], "start (UTC)": when(r["start"]),
+              "hours": "" if r["start"] is None else f"{(r['end'] - r['start']) / 3600:.1f}", "path": r["path"]}
+             for r in rows]
+    lines, _ = text_table(table, list(table[0]) if table else ["agent"], width=None)
+    _say(_comment(f"{plural(len(rows), 'session')} found" + ("" if args.roots else " in the usual folders")))
+    _say(lines)
+    return EXIT_OK
+
+
 # Each command is one function of the parsed arguments returning the exit code.
 _COMMANDS = {"ledger": _cmd_ledger, "check": _cmd_check, "compact": _cmd_compact, "sweep": _cmd_sweep,
-             "run": _cmd_run}
+             "run": _cmd_run, "sessions": _cmd_sessions}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
