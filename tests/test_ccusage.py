@@ -29,6 +29,22 @@ from nanohermes_nb.engine.ccusage import (
 from nanohermes_nb.transcripts import load_transcript
 
 LOGS = agent_logs(("claude-code", "codex"))
+pytestmark = pytest.mark.slow  # about 1 s of node per ccusage run
+
+_RUNS: dict = {}
+
+
+def _ccusage(path, agent):
+    """ccusage's totals for one log, run once per test session."""
+    if (path, agent) not in _RUNS:
+        _RUNS[path, agent] = run_ccusage(path, agent)
+    return _RUNS[path, agent]
+
+
+def _load(path):
+    if path not in _RUNS:
+        _RUNS[path] = load_transcript(path)
+    return _RUNS[path]
 
 
 def _need(agent: str) -> None:
@@ -40,9 +56,9 @@ def _need(agent: str) -> None:
                          ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_claude_code_totals_equal_ccusage(path):
     _need("claude_code")
-    t = load_transcript(path)
+    t = _load(path)
     bill = session_bill(t.requests + tuple(r for s in t.sidechains for r in s.requests))
-    cc = run_ccusage(path, "claude_code")
+    cc = _ccusage(path, "claude_code")
     assert (bill.input_tokens, bill.cache_write_tokens, bill.cached_tokens) == \
         (cc.input_tokens, cc.cache_write_tokens, cc.cached_tokens)
     last = sum(r.usage.raw.get("output_tokens", 0) for r in t.requests if r.usage is not None)
@@ -58,9 +74,9 @@ def test_claude_code_totals_equal_ccusage(path):
                          ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_codex_totals_equal_ccusage_less_the_repeated_events(path):
     _need("codex_cli")
-    t = load_transcript(path)
+    t = _load(path)
     bill = session_bill(t.requests)
-    cc = run_ccusage(path, "codex_cli")
+    cc = _ccusage(path, "codex_cli")
     events = codex_token_events(path)
     repeats = [u for u, repeat in events if repeat]
 
@@ -83,11 +99,11 @@ def test_codex_totals_equal_ccusage_less_the_repeated_events(path):
                          ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_claude_code_dollars_differ_only_by_price_tables_and_output(path):
     _need("claude_code")
-    table = ccusage_claude_prices()
-    cc = run_ccusage(path, "claude_code")
+    table = _RUNS.get("claude table") or _RUNS.setdefault("claude table", ccusage_claude_prices())
+    cc = _ccusage(path, "claude_code")
     # ccusage's dollars are its price table on its own counts (first records), recomputed exactly
     assert ccusage_claude_cost(path, table) == pytest.approx(cc.cost_usd, abs=1e-9)
-    t = load_transcript(path)
+    t = _load(path)
     bill = session_bill(t.requests)
     # our price table on ccusage's counts, and what the last records' output adds at our output prices
     ours_on_theirs = output_part = 0.0
@@ -109,10 +125,11 @@ def test_claude_code_dollars_differ_only_by_price_tables_and_output(path):
                          ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_codex_dollars_differ_only_by_price_tables_and_repeats(path):
     _need("codex_cli")
-    cc = run_ccusage(path, "codex_cli")
+    cc = _ccusage(path, "codex_cli")
     # ccusage-codex's dollars are its price table on its own per-model counts, recomputed exactly
-    assert ccusage_codex_cost(cc.raw, ccusage_prices("codex_cli")) == pytest.approx(cc.cost_usd, abs=1e-9)
-    t = load_transcript(path)
+    table = _RUNS.get("codex table") or _RUNS.setdefault("codex table", ccusage_prices("codex_cli"))
+    assert ccusage_codex_cost(cc.raw, table) == pytest.approx(cc.cost_usd, abs=1e-9)
+    t = _load(path)
     bill = session_bill(t.requests)
     ours_on_theirs = 0.0
     for session in cc.raw["sessions"]:
