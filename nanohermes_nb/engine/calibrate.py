@@ -55,7 +55,8 @@ from typing import Any
 from .pricing import Pricing
 
 __all__ = ["RequestFacts", "CacheRule", "TTL_SECONDS", "FIT_REQUESTS", "TOLERANCE", "Fit", "fit_session",
-           "Calibration", "calibrate_facts", "REASONS", "seconds", "facts_from_transcript", "calibrate"]
+           "Calibration", "calibrate_facts", "REASONS", "seconds", "facts_from_transcript", "calibrate",
+           "calibration_table"]
 
 TTL_SECONDS = {"anthropic": 300.0, "anthropic_1h": 3600.0, "openai": 3600.0}
 FIT_REQUESTS = 12
@@ -416,3 +417,46 @@ def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> 
     facts = facts_from_transcript(transcript)
     prices = {f.model: price_for_model(f.model, presets) for f in facts}
     return calibrate_facts(facts, prices)
+
+
+def calibration_table(transcripts: Any) -> tuple[Any, dict]:
+    """Per-session figures of many agent logs, and the pooled ones per agent.
+
+    ``transcripts``: loaded ``Transcript``s (or paths). Returns a DataFrame (one
+    row per session with reported usage: agent, file, requests, within share,
+    partial hits, reported and estimated cost and its error, hidden prefix,
+    scale) and ``{agent: {...}}`` pooled over that agent's sessions: requests,
+    within share, partial-hit share, and the same over sessions of 30 requests
+    or more.
+    """
+    from pathlib import Path
+
+    from .frames import frame
+
+    rows = []
+    for t in transcripts:
+        if isinstance(t, (str, Path)):
+            from ..transcripts import load_transcript
+
+            t = load_transcript(t)
+        cal = calibrate(t)
+        s = cal.summary
+        if not s.get("requests") or cal.fit is None:
+            continue
+        rows.append({"agent": getattr(t, "agent", ""), "file": Path(getattr(t, "path", "")).name, **s,
+                     "misses": cal.misses()})
+    table = frame(rows)
+    pooled: dict = {}
+    for agent in dict.fromkeys(r["agent"] for r in rows):
+        mine = [r for r in rows if r["agent"] == agent]
+        long = [r for r in mine if r["requests"] >= 30]
+        pooled[agent] = {
+            "sessions": len(mine), "requests": sum(r["requests"] for r in mine),
+            "within_share": sum(r["within"] for r in mine) / max(1, sum(r["requests"] for r in mine)),
+            "partial_share": sum(r["partial_hits"] for r in mine) / max(1, sum(r["requests"] for r in mine)),
+            "sessions_30": len(long), "requests_30": sum(r["requests"] for r in long),
+            "within_share_30": sum(r["within"] for r in long) / max(1, sum(r["requests"] for r in long)),
+            "worst_cost_error_30": max((abs(r["cost_error"]) for r in long if r["cost_error"] is not None),
+                                       default=None),
+        }
+    return table, pooled
