@@ -82,7 +82,8 @@ def request_cost(usage: Any, pricing: Pricing | None) -> float | None:
 
 def reported_requests(transcript: Any) -> tuple:
     """The transcript's ``requests`` (one per assistant message), or () for a format without them."""
-    return tuple(getattr(transcript, "requests", ()) or ())
+    requests = getattr(transcript, "requests", ())
+    return tuple(requests) if isinstance(requests, (tuple, list)) else ()
 
 
 def bill_columns(requests: Sequence[Any], presets: Mapping[str, Pricing] | None = None) -> dict[str, list]:

@@ -436,7 +436,7 @@ def replay(
     ledger = Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
                     prefix_reuse, price, needed_later).ledger()
     # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
-    if getattr(messages, "requests", None):
+    if isinstance(getattr(messages, "requests", None), tuple) and messages.requests:
         from .bill import with_bill
 
         ledger = with_bill(ledger, messages)

@@ -139,12 +139,20 @@ def modelled_cost(calibration: Calibration, prices: Any) -> dict:
 
 
 def default_budget(transcript: Any, calibration: Calibration, fallback: int = 100_000) -> int:
-    """The tool's own trigger in o200k tokens: its first compaction's reported size before, unscaled."""
-    fit = calibration.fit
-    pre = [c.pre_tokens for c in (getattr(transcript, "compactions", ()) or ()) if getattr(c, "pre_tokens", None)]
-    if not pre or fit is None or fit.scale <= 0:
+    """The tool's own trigger in o200k tokens of visible context: the billed prompt of the last request
+    before its first compaction, less the hidden prefix, unscaled (``fallback`` when it never compacted).
+
+    (Claude Code's ``preTokens`` is not used: on the 2.1.219 log it says 998,659 where the last request
+    before the compaction was billed 230,000 prompt tokens.)
+    """
+    fit, rows = calibration.fit, calibration.rows
+    if fit is None or fit.scale <= 0 or not len(rows) or not rows["compacted"].any():
         return fallback
-    return max(1, round((min(pre) - fit.hidden) / fit.scale))
+    first = int(rows.index[rows["compacted"]][0])
+    if first == 0:
+        return fallback
+    before = float(rows["prompt"].iloc[first - 1])
+    return max(1, round((before - fit.hidden) / fit.scale))
 
 
 def whatif(transcript: Any, *, policies: Sequence[Any] | None = None, budget: int | None = None,
