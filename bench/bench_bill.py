@@ -1,6 +1,6 @@
 """Agent logs (issue 24): loading one with its billed ledger, and pricing a sweep over them, side by side.
 
-Run: .venv/bin/python bench/bench_agentlogs.py
+Run: .venv/bin/python bench/bench_bill.py
 
 - the largest Claude Code and Codex logs (about 4 MB each): the floor (read the file, ``json.loads`` of every
   line) beside ``load_transcript`` + the default ledger with the reported-usage columns (``replay`` of the
