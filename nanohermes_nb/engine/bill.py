@@ -88,8 +88,6 @@ def reported_requests(transcript: Any) -> tuple:
 
 def bill_columns(requests: Sequence[Any], presets: Mapping[str, Pricing] | None = None) -> dict[str, list]:
     """The ``BILL_COLUMNS`` for a sequence of ``AgentRequest`` (None where a request reported nothing)."""
-    import pandas as pd
-
     presets = pricing_presets() if presets is None else presets
     cols: dict[str, list] = {c: [] for c in BILL_COLUMNS}
     for r in requests:
@@ -99,9 +97,7 @@ def bill_columns(requests: Sequence[Any], presets: Mapping[str, Pricing] | None 
         for name, v in zip(BILL_COLUMNS[:5], values, strict=True):
             cols[name].append(v)
         cols["usage_cost_usd"].append(request_cost(u, price_for_model(r.model, presets)))
-    out: dict[str, Any] = {c: pd.array(cols[c], dtype="Int64") for c in BILL_COLUMNS[:5]}
-    out["usage_cost_usd"] = pd.array(cols["usage_cost_usd"], dtype="Float64")
-    return out
+    return cols
 
 
 def with_bill(ledger: Any, transcript: Any) -> Any:
@@ -117,7 +113,7 @@ def with_bill(ledger: Any, transcript: Any) -> Any:
     shift = len(ledger.messages) - len(transcript)  # 1 when the replay prepended an empty system message
     by_index = {int(r.message) + shift: r for r in requests}
     empty = _Empty()
-    rows = [by_index.get(int(i), empty) for i in ledger.requests["index"]]
+    rows = [by_index.get(int(i), empty) for i in ledger.rows["index"]]
     return ledger.with_columns(**bill_columns(rows))
 
 

@@ -102,7 +102,9 @@ class AgentRequest:
     ``message`` is that assistant message's index in the transcript; ``id`` the provider's
     response id where the log has one (Claude Code ``message.id``), else a stable id made
     from the place in the file; ``time`` epoch seconds (None when the log has no time);
-    ``model`` as the log names it; ``usage`` None when the log reports none for it.
+    ``model`` as the log names it; ``usage`` None when the log reports none for it (Codex:
+    a turn aborted, or the log ending, before the token count was written; Copilot CLI).
+    Every assistant message of an agent log's transcript has exactly one request.
     """
 
     message: int

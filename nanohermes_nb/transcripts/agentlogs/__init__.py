@@ -11,6 +11,7 @@ problem, what was left out and where. One module per agent; ``discovery`` finds 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,13 +37,18 @@ _JSONL: tuple[tuple[str, Callable[[dict], bool], Reader], ...] = (
     ("copilot_cli", is_copilot, read_copilot),
 )
 _SNIFF_RECORDS = 20
+_SNIFF_BYTES = 8 << 20  # the first records are looked for here (a Codex session_meta line is ~50 KB)
+_LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def sniff_jsonl(raw: bytes) -> str:
     """The agent whose JSONL log this is ("" if none): the most common among the first records."""
+    start = _LEADING_SPACE.match(raw).end()
+    if raw[start:start + 1] != b"{":  # every agent's log is lines of objects
+        return ""
     notes = Notes()
     votes: dict[str, int] = {}
-    for k, record in enumerate(iter_records(raw[: 1 << 20], notes)):
+    for k, record in enumerate(iter_records(raw[start:start + _SNIFF_BYTES], notes)):
         if k >= _SNIFF_RECORDS:
             break
         for agent, test, _ in _JSONL:
@@ -71,8 +77,7 @@ def read_agent_log(raw: bytes, path: str) -> Transcript | None:
     transcript = reader(records, notes, path)
     transcript.skipped = notes.lines() + transcript.skipped
     if not transcript:
-        raise Bad("", f"a {agent} log with no usable message" + (f" ({transcript.skipped[0]})"
-                                                                  if transcript.skipped else ""))
+        raise Bad("", _nothing_usable(agent, transcript.skipped))
     return transcript
 
 
@@ -85,8 +90,14 @@ def read_agent_document(data: Any, path: str) -> Transcript | None:
     else:
         return None
     if not transcript:
-        raise Bad("", f"a {transcript.agent} log with no usable message")
+        raise Bad("", _nothing_usable(transcript.agent, transcript.skipped))
     return transcript
+
+
+def _nothing_usable(agent: str, skipped: tuple[str, ...]) -> str:
+    """The one line for a log with nothing usable left (with the first thing left out, if any)."""
+    article = "an" if agent[:1] in ("a", "e", "i", "o", "u") else "a"
+    return f"{article} {agent} log with no usable message" + (f" ({skipped[0]})" if skipped else "")
 
 
 def _what(data: dict) -> str:

@@ -40,7 +40,8 @@ def read_any_agent(data: dict, path: str) -> Transcript:
         op = a.get("gen_ai.operation.name")
         if op == "call_llm":
             if not thread.messages:
-                for m in _loads(a.get("gen_ai.input.messages")) or ():
+                opening = _loads(a.get("gen_ai.input.messages"))
+                for m in opening if isinstance(opening, list) else ():
                     if isinstance(m, dict) and m.get("role") in ("system", "user", "developer"):
                         thread.add({"role": m["role"], "content": _content(m.get("content"))})
             _call_llm(thread, k, span, a, names)

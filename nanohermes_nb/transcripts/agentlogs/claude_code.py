@@ -65,14 +65,44 @@ def is_claude_code(data: dict) -> bool:
 
 def read_claude_code(records: list[Record], notes: Notes, path: str) -> Transcript:
     """The main thread as a Transcript; sidechains apart (see the module docstring)."""
+    records = _drop_repeats(records, notes)
     main = [r for r in records if not r.data.get("isSidechain")]
     side = [r for r in records if r.data.get("isSidechain")]
+    if not any(r.data.get("type") in ("user", "assistant") for r in main):
+        main, side = side, []  # a sub-agent's own file (subagents/agent-*.jsonl): its thread is the main one
     kept = _main_thread(main, notes)
     thread = _Builder(notes).run(r for r in main if id(r) in kept)
     sidechains = [_sidechain(group, path) for group in _by_agent(side)]
     return Transcript(thread.messages, path=path, format="claude-code", agent="claude_code",
                       requests=thread.requests, compactions=thread.compactions,
                       sidechains=sidechains)
+
+
+def _drop_repeats(records: list[Record], notes: Notes) -> list[Record]:
+    """Records written again unchanged under the same uuid (a resumed session copies its last one)."""
+    seen: dict[str, list[dict]] = {}  # uuid -> identities seen
+    out = []
+    for r in records:
+        uuid = r.data.get("uuid")
+        if isinstance(uuid, str):
+            body = _identity(r.data)
+            if body in seen.get(uuid, ()):
+                notes.add("record repeated under the same uuid (a resumed session), left out", r.line)
+                continue
+            seen.setdefault(uuid, []).append(body)
+        out.append(r)
+    return out
+
+
+def _identity(data: dict) -> dict:
+    """What a resumed session's copy of a record keeps: its parent, type and message (an assistant
+    message by its response id: a newer version adds fields such as ``context_management``); the
+    session id, time, working folder and version may change (seen: a session resumed on another machine)."""
+    msg = data.get("message")
+    if isinstance(msg, dict) and isinstance(msg.get("id"), str):
+        msg = msg["id"]
+    return {"type": data.get("type"), "subtype": data.get("subtype"), "parent": data.get("parentUuid"),
+            "message": msg, "content": data.get("content")}
 
 
 def _sidechain(records: list[Record], path: str) -> Transcript:
@@ -85,15 +115,17 @@ def _sidechain(records: list[Record], path: str) -> Transcript:
 def _by_agent(records: list[Record]) -> list[list[Record]]:
     groups: dict[Any, list[Record]] = {}
     for r in records:
-        groups.setdefault(r.data.get("agentId"), []).append(r)
+        agent = r.data.get("agentId")
+        groups.setdefault(agent if isinstance(agent, str) else None, []).append(r)
     return [g for g in groups.values() if any(r.data.get("type") in ("user", "assistant") for r in g)]
 
 
 # ---------------------------------------------------------------- the main thread
 
 
-def _parent(data: dict) -> Any:
-    return data.get("parentUuid") or data.get("logicalParentUuid")
+def _parent(data: dict) -> str | None:
+    parent = data.get("parentUuid") or data.get("logicalParentUuid")
+    return parent if isinstance(parent, str) else None
 
 
 def _main_thread(records: list[Record], notes: Notes) -> set[int]:
@@ -120,21 +152,21 @@ def _main_thread(records: list[Record], notes: Notes) -> set[int]:
 
 
 def _chain(records: list[Record], by_uuid: dict[str, int]) -> set[int]:
-    """Indices from the last message record back to the root (compactions crossed)."""
-    leaf = next((k for k in range(len(records) - 1, -1, -1)
-                 if records[k].data.get("type") in ("user", "assistant") and "uuid" in records[k].data), None)
+    """Indices from the last message record back to the first (compactions crossed).
+
+    Where the chain stops (a root, or a parent not in this file: a compaction boundary, a
+    checkpoint that starts mid-session, conversations appended to one file) it goes on with
+    the message record before it in file order.
+    """
+    messages = [k for k, r in enumerate(records) if r.data.get("type") in ("user", "assistant") and "uuid" in r.data]
+    last = messages[-1] if messages else None
+    leaf = next((k for k in reversed(messages) if not records[k].data.get("isMeta")), last)
     chain: set[int] = set()
     k = leaf
     while k is not None and k not in chain:
         chain.add(k)
-        data = records[k].data
-        parent = _parent(data)
-        if parent in by_uuid:
-            k = by_uuid[parent]
-        elif data.get("logicalParentUuid") or (parent is not None):
-            k = _previous_message(records, k)  # the parent is not in this file: go on in file order
-        else:
-            k = None
+        parent = _parent(records[k].data)
+        k = by_uuid[parent] if parent in by_uuid else _previous_message(records, k)
     return chain
 
 

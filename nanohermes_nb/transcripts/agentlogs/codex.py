@@ -49,7 +49,8 @@ _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasonin
 
 def is_codex(data: dict) -> bool:
     """A record of a Codex rollout: a known top-level type and a ``payload``."""
-    return data.get("type") in CODEX_TYPES and "payload" in data
+    kind = data.get("type")
+    return isinstance(kind, str) and kind in CODEX_TYPES and "payload" in data
 
 
 def read_codex(records: list[Record], notes: Notes, path: str) -> Transcript:
@@ -77,6 +78,7 @@ class _Reader:
         self.last_context: int | None = None
         self.unbilled: list[int] = []  # assistant messages not yet given a request
         self.early: list[tuple[AgentRequest, int]] = []  # counts seen before their response's items
+        self.made: dict[int, tuple[float | None, str]] = {}  # assistant message -> (time, model) when it began
         self.open_compaction: int | None = None  # index in compactions awaiting post_tokens
         self.line = 0
 
@@ -110,7 +112,7 @@ class _Reader:
     # response items
 
     def item(self, p: dict, r: Record) -> None:
-        kind = p.get("type")
+        kind = p.get("type") if isinstance(p.get("type"), str) else ""
         if kind == "message":
             role = p.get("role")
             if role == "assistant":
@@ -145,6 +147,7 @@ class _Reader:
             self.group = {"role": "assistant", "content": None}
             self.group_line = r.line
             index = self.thread.add(self.group)
+            self.made[index] = (epoch(r.data.get("timestamp")), self.model)
             if self.early:
                 self._bill(index, self.early.pop(0)[0])
             else:
@@ -243,14 +246,21 @@ class _Reader:
                                       c.summary, c.continuation)
 
     def finish(self) -> None:
+        """Close what is open; every assistant message gets its request (usage None where none was logged)."""
         self.close_group()
+        billed = {q.message for q in self.thread.requests}
         for request, line in self.early:
-            self.notes.add("token count with no assistant output after it, kept on the last assistant message", line)
-            last = next((k for k in range(len(self.thread.messages) - 1, -1, -1)
-                         if self.thread.messages[k].get("role") == "assistant"), None)
-            if last is not None:
-                self._bill(last, request)
+            last = max((k for k in self.made if k not in billed), default=None)
+            if last is None:
+                self.notes.add("token count with no assistant output of its own, left out", line)
+                continue
+            self._bill(last, request)
+            billed.add(last)
         self.early = []
+        for index, (when, model) in self.made.items():
+            if index not in billed:  # e.g. a turn aborted, or the log ends, before Codex wrote the count
+                self.thread.requests.append(AgentRequest(index, f"message-{index}", when, model, None))
+        self.thread.requests.sort(key=lambda q: q.message)
         self._flush_compaction_place()
         self.thread.close_pending()
 

@@ -62,7 +62,8 @@ def _assistant(thread: Thread, r: Record, data: dict, model: str) -> None:
     if isinstance(data.get("reasoningText"), str) and data["reasoningText"]:
         message["reasoning_content"] = data["reasoningText"]
     calls = []
-    for j, req in enumerate(data.get("toolRequests") or ()):
+    listed = data.get("toolRequests")
+    for j, req in enumerate(listed if isinstance(listed, list) else ()):
         if isinstance(req, dict):
             call_id = req.get("toolCallId") if isinstance(req.get("toolCallId"), str) else f"call_{r.line}_{j}"
             arguments = req.get("arguments")

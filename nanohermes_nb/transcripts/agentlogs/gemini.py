@@ -31,7 +31,8 @@ def is_gemini(data: dict) -> bool:
     """A line of the JSONL form: the header, a ``$set`` update or a message."""
     if "$set" in data or ("sessionId" in data and "projectHash" in data):
         return True
-    return data.get("type") in _TYPES and "id" in data and "uuid" not in data and "payload" not in data
+    kind = data.get("type")
+    return isinstance(kind, str) and kind in _TYPES and "id" in data and "uuid" not in data and "payload" not in data
 
 
 def is_gemini_document(data: Any) -> bool:
@@ -47,7 +48,7 @@ def read_gemini(records: list[Record], notes: Notes, path: str) -> Transcript:
         if "$set" in r.data or "projectHash" in r.data:
             continue
         key = r.data.get("id")
-        latest[key if key is not None else ("line", r.line)] = r
+        latest[key if isinstance(key, (str, int)) else ("line", r.line)] = r
     return _build(list(latest.values()), notes, path)
 
 
@@ -62,7 +63,7 @@ def read_gemini_document(data: dict, path: str) -> Transcript:
 def _build(records: list[Record], notes: Notes, path: str, where: str = "line") -> Transcript:
     thread = Thread(notes)
     for r in records:
-        kind = r.data.get("type")
+        kind = r.data.get("type") if isinstance(r.data.get("type"), str) else ""
         if kind == "user":
             thread.add({"role": "user", "content": _text(r.data.get("content"))})
         elif kind == "gemini":
@@ -83,7 +84,8 @@ def _assistant(thread: Thread, r: Record) -> None:
                          for t in thoughts if isinstance(t, dict))
         if text:
             message["reasoning_content"] = text
-    calls = [c for c in data.get("toolCalls") or () if isinstance(c, dict)]
+    listed = data.get("toolCalls")
+    calls = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
     if calls:
         message["tool_calls"] = [tool_call(_call_id(c, r, j), str(c.get("name") or "tool"),
                                            json.dumps(c.get("args") or {}, ensure_ascii=False), "")

@@ -116,18 +116,16 @@ def _several(text: str, number: int, last: bool, notes: Notes) -> Iterator[Recor
 
 def epoch(stamp: Any) -> float | None:
     """An ISO-8601 time (``2026-02-19T09:56:23.636Z``) or epoch number as epoch seconds."""
-    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-        value = float(stamp)
-        return value / 1000.0 if value > 1e11 else value  # milliseconds
-    if not isinstance(stamp, str) or not stamp:
-        return None
     try:
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            value = float(stamp)
+            return value / 1000.0 if value > 1e11 else value  # milliseconds
+        if not isinstance(stamp, str) or not stamp:
+            return None
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00") if stamp.endswith("Z") else stamp)
-    except ValueError:
+        return moment.timestamp() if moment.tzinfo is not None else None
+    except (ValueError, OverflowError, OSError):
         return None
-    if moment.tzinfo is None:
-        return None
-    return moment.timestamp()
 
 
 def text_of(parts: Any) -> str:
