@@ -358,10 +358,12 @@ def _pricing(name: str | None):
 
 def _load(path: str):
     from .transcripts import load_transcript
+    from .transcripts.base import one_line, printable
 
     transcript = load_transcript(path)
     if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
-        print(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}", file=sys.stderr)
+        print(printable(one_line(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}")),
+              file=sys.stderr)
     return transcript
 
 
