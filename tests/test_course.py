@@ -32,7 +32,8 @@ def test_notebook_info_reads_the_topic_from_the_notebook(tmp_path):
     info = notebook_info(_notebook(tmp_path, "07_x.ipynb", "# 07 · Bytes, not `tokens`", words=598))
     assert (info.number, info.topic, info.minutes) == ("07", "Bytes, not `tokens`", 3)
     info = notebook_info(_notebook(tmp_path, "08_y.ipynb", "## Plain title", words=10, code_lines=100))
-    assert (info.topic, info.minutes) == ("Plain title", 2)  # 10 words + 3 per code line = 310 -> 2 min
+    # words and code lines are counted apart: 10 words / 200 + 100 lines / 12 per minute = 8.4 -> 8 min
+    assert (info.topic, info.minutes, info.words, info.code_lines) == ("Plain title", 8, 10 + 3, 100)
     override = _notebook(tmp_path, "09_z.ipynb", "# 09 · Heading", {"nanohermes": {"topic": "Chosen topic"}})
     assert notebook_info(override).topic == "Chosen topic"
 

@@ -7,11 +7,10 @@ import sys
 
 import nbformat
 import pytest
+from conftest import ROOT
 
 from nanohermes_nb.course.build import notebook_paths
 from nanohermes_nb.course.strip import clean, pre_save
-
-from conftest import ROOT
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 
@@ -57,7 +56,10 @@ def test_a_notebook_saved_from_lab_is_no_change_in_git(tmp_path):
     shutil.copy(ROOT / ".gitattributes", repo / ".gitattributes")
     target = repo / "notebooks" / NOTEBOOKS[1].name
     shutil.copy(NOTEBOOKS[1], target)
-    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
     git("init", "-q")
     git("config", "user.email", "t@example.com")
     git("config", "user.name", "t")

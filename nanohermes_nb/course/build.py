@@ -224,7 +224,8 @@ def run_course(
 
 # ---------------------------------------------------------------- the course home page
 
-WORDS_PER_MINUTE = 200  # prose; a line of code counts as 3 words, an output as nothing
+WORDS_PER_MINUTE = 200  # prose
+CODE_LINES_PER_MINUTE = 12  # code is read line by line, far slower than prose; outputs count as nothing
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,8 @@ class NotebookInfo:
     number: str
     topic: str
     minutes: int
+    words: int = 0  # of the Markdown cells
+    code_lines: int = 0  # non-blank lines of the code cells
 
 
 def notebook_info(path: str | os.PathLike) -> NotebookInfo:
@@ -242,14 +245,15 @@ def notebook_info(path: str | os.PathLike) -> NotebookInfo:
 
     The topic is ``metadata["nanohermes"]["topic"]`` when set, else the text of the
     first Markdown heading without a leading ``NN ·`` number. The reading time
-    counts the words of the Markdown cells and three words per line of code.
+    counts the words of the Markdown cells (at ``WORDS_PER_MINUTE``) and, separately, the non-blank
+    lines of the code cells (at ``CODE_LINES_PER_MINUTE``).
     """
     import nbformat
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     topic = str(nb.metadata.get("nanohermes", {}).get("topic", "")).strip()
-    words = 0
+    words = code_lines = 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             words += len(cell.source.split())
@@ -257,10 +261,11 @@ def notebook_info(path: str | os.PathLike) -> NotebookInfo:
                 heading = next((ln for ln in cell.source.splitlines() if ln.startswith("#")), "")
                 topic = re.sub(r"^#+\s*(\d+\s*[·.:-]\s*)?", "", heading).strip()
         elif cell.cell_type == "code":
-            words += 3 * sum(1 for ln in cell.source.splitlines() if ln.strip())
+            code_lines += sum(1 for ln in cell.source.splitlines() if ln.strip())
     number = re.match(r"\d*", path.stem).group(0)
-    return NotebookInfo(path.name, number, topic or path.stem.replace("_", " "),
-                        max(1, round(words / WORDS_PER_MINUTE)))
+    minutes = words / WORDS_PER_MINUTE + code_lines / CODE_LINES_PER_MINUTE
+    return NotebookInfo(path.name, number, topic or path.stem.replace("_", " "), max(1, round(minutes)), words,
+                        code_lines)
 
 
 def _inline_markdown(text: str) -> str:

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["Section", "NotebookEntry", "CourseMap", "course_map", "anchor", "headings", "exercises",
            "update_navigation", "HEADER_TAG", "FOOTER_TAG", "EXERCISE_TAG", "SOLUTION_TAG"]
@@ -64,7 +65,7 @@ class CourseMap:
     glossary: tuple[dict, ...]
 
     @classmethod
-    def load(cls, path: str | os.PathLike = MAP_FILE) -> "CourseMap":
+    def load(cls, path: str | os.PathLike = MAP_FILE) -> CourseMap:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         notebooks = tuple(NotebookEntry(n["file"], n["title"], tuple(n.get("prerequisites", ())))
                           for n in data["notebooks"])
