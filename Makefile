@@ -24,6 +24,13 @@ $(LAB_STAMP): $(STAMP)
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (nanohermes_nb)"
 	touch $(LAB_STAMP)
 
+# Notebooks stay as committed: `make lab` saves them through a pre-save hook that drops outputs (the file
+# is unchanged unless a cell changed), and this git clean filter (.gitattributes) strips anything else.
+.PHONY: git-filter
+git-filter: $(STAMP)
+	git config filter.nbstrip.clean '$(abspath $(PY)) -m nanohermes_nb.course.strip'
+	git config filter.nbstrip.smudge cat
+
 # Execute every notebook (into build/executed/) and print the times, then build the course site with MkDocs:
 # build/course/ (course, docs, API reference) and build/course/zh/ (the Chinese edition), all offline;
 # also redraws docs/ledger_vs_article.png when the data it plots has changed.
@@ -44,8 +51,8 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 # Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
-lab: $(LAB_STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+lab: $(LAB_STAMP) git-filter
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ContentsManager.pre_save_hook=nanohermes_nb.course.strip.pre_save $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Redraw the README's picture whatever its state.
 figure: $(STAMP)
