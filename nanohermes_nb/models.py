@@ -7,7 +7,8 @@ schemas the agent advertises; a request without tools is the compaction's
 summary request (SPEC 4).
 
 - ``OpenAICompatibleModel``: ``POST {base_url}/chat/completions`` with ``model``,
-  ``messages`` and ``tools``, over ``transport.ChatClient`` (the summarizer's
+  ``messages``, ``tools`` and ``tool_choice`` (``Compat``: what differs between the
+  servers people run, each a named behaviour), over ``transport.ChatClient`` (the summarizer's
   transport: one total deadline per request, a bounded reply, the API key checked
   when the model is built and scrubbed from every error and every reply, 429/503
   retried a bounded number of times honouring ``Retry-After``). Configured from
@@ -27,6 +28,7 @@ each with a one-line reason that never contains the key.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,9 +36,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .summarizers import ExtractiveSummarizer, SummarizerError, endpoint_from_env, summary_prompt
-from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, TransportError
+from .transport import DEFAULT_MAX_REPLY_BYTES, ChatClient, HTTPStatusError, TransportError
 
 __all__ = [
+    "Compat",
+    "OPENAI_COMPAT",
+    "LLAMA_CPP_COMPAT",
     "Model",
     "ModelReply",
     "ModelError",
@@ -82,7 +87,40 @@ class Usage:
 
 
 def _count(value: Any) -> int | None:
+    if isinstance(value, float) and value.is_integer():  # some servers send 12.0
+        value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Compat:
+    """How the requests are shaped for a given server; each field is one named, tested behaviour.
+
+    ``tool_choice`` ("auto"): sent with every request that advertises tools. It is what
+    OpenAI's API assumes when tools are given, made explicit, because llama-cpp-python's
+    ``chatml-function-calling`` format ignores ``tools`` without it (the model never calls
+    one). None: not sent.
+
+    ``empty_tool_call_content`` (off): an assistant reply that only calls tools comes back
+    with ``content: null``; on, the session records it, and so sends it, with content
+    ``""``, because llama-cpp-python's request schema rejects the null its own reply
+    carried (HTTP 500, "Input should be a valid string"). The change is made when the
+    reply is recorded, so the ledger holds exactly what was sent and its replay equals the
+    live ledger. ``OpenAICompatibleModel.detect_compat()`` finds out which one a server needs.
+    """
+
+    tool_choice: str | None = "auto"
+    empty_tool_call_content: bool = False
+
+    def record(self, message: Message) -> Message:
+        """The assistant message as it will be sent from now on (a new dict when changed)."""
+        if self.empty_tool_call_content and message.get("content") is None and message.get("tool_calls"):
+            return {**message, "content": ""}
+        return message
+
+
+OPENAI_COMPAT = Compat()
+LLAMA_CPP_COMPAT = Compat(tool_choice="auto", empty_tool_call_content=True)
 
 
 @dataclass(frozen=True)
@@ -109,15 +147,20 @@ class OpenAICompatibleModel:
     ``temperature`` when one is given; the agent's requests leave it to the
     server, the summary request asks for 0) and returns the first choice's
     message. ``max_tries`` (3) bounds the retries of 429 and 503, each after
-    ``Retry-After`` seconds (at most ``max_retry_wait``).
+    ``Retry-After`` seconds (at most ``max_retry_wait``). ``compat`` (``Compat()``:
+    ``tool_choice: "auto"`` with tools, null content kept) shapes requests for the
+    server; ``LLAMA_CPP_COMPAT`` is llama-cpp-python's.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, model: str = "gpt-4o-mini", *,
                  timeout: float = DEFAULT_MODEL_TIMEOUT, max_tries: int = 3, max_retry_wait: float = 10.0,
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, refuse_private_addresses: bool = False,
-                 transport: Any = None) -> None:
+                 transport: Any = None, compat: Compat = OPENAI_COMPAT) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("OpenAICompatibleModel needs a model name")
+        if not isinstance(compat, Compat):
+            raise TypeError(f"compat must be a Compat, got {type(compat).__name__}")
+        self.compat = compat
         self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
                                   max_tries=max_tries, max_retry_wait=max_retry_wait,
                                   refuse_private_addresses=refuse_private_addresses, transport=transport)
@@ -136,8 +179,9 @@ class OpenAICompatibleModel:
         return self._client.endpoint
 
     def __repr__(self) -> str:
+        compat = "" if self.compat == OPENAI_COMPAT else f", compat={self.compat}"
         return (f"OpenAICompatibleModel(base_url={self._client.scrub(self.base_url)!r}, model={self.model!r}, "
-                f"timeout={self.timeout:g}, api_key=<{'set' if self._client.has_key else 'none'}>)")
+                f"timeout={self.timeout:g}, api_key=<{'set' if self._client.has_key else 'none'}>{compat})")
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None,
                      temperature: float | None = None) -> dict[str, Any]:
@@ -145,6 +189,8 @@ class OpenAICompatibleModel:
         body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             body["tools"] = list(tools)
+            if self.compat.tool_choice is not None:
+                body["tool_choice"] = self.compat.tool_choice
         if temperature is not None:
             body["temperature"] = temperature
         body["stream"] = False
@@ -162,6 +208,30 @@ class OpenAICompatibleModel:
         finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
         return ModelReply(message, Usage.of(data.get("usage") if isinstance(data, Mapping) else None),
                           finish if isinstance(finish, str) else None)
+
+    def detect_compat(self) -> Compat:
+        """Ask the server whether it takes an assistant tool call with ``content: null``; set and return ``compat``.
+
+        Two tiny requests at most (``max_tokens: 1``, no tools): a history whose
+        assistant message calls a tool with null content, then, if that is refused
+        with an error status, the same with ``""``. When only the second is accepted
+        the model switches to ``empty_tool_call_content``; a server that refuses both
+        (or cannot be reached) raises the ``TransportError`` of the second request.
+        """
+        call = {"id": "call_probe", "type": "function", "function": {"name": "glob", "arguments": '{"pattern":"*"}'}}
+
+        def probe(content: str | None) -> None:
+            history = [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "List."},
+                       {"role": "assistant", "content": content, "tool_calls": [call]},
+                       {"role": "tool", "tool_call_id": "call_probe", "content": "a.py"}]
+            self._client.post({"model": self.model, "messages": history, "max_tokens": 1, "stream": False})
+
+        try:
+            probe(None)
+        except HTTPStatusError:
+            probe("")
+            self.compat = dataclasses.replace(self.compat, empty_tool_call_content=True)
+        return self.compat
 
 
 # ---------------------------------------------------------------- offline
