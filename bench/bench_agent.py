@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import nanohermes_nb as nh  # noqa: E402
 from builders import AGENT_POLICY_CASES, agent_workspace, random_turns  # noqa: E402
+
+import nanohermes_nb as nh  # noqa: E402
 
 CASES = AGENT_POLICY_CASES
 COLUMNS = ["request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped", "size_after",

@@ -42,15 +42,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
-MODULES = ["sizing", "summarizers", "books", "compaction", "ledger", "recorded", "history", "costbook", "messages",
-           "policies/nanohermes"]
+MODULES = ["context/sizing", "context/summarizers", "engine/books", "context/compaction", "engine/ledger",
+           "engine/recorded", "context/history", "engine/costbook", "context/messages", "policies/nanohermes"]
 
 EDITS = [  # (module, pattern, replacement): each must apply exactly once
-    ("sizing", r"\n    __call__ = size\n",
+    ("context/sizing", r"\n    __call__ = size\n",
      "\n    def __call__(self, message: Message) -> int:\n        return self.size(message)\n"),
-    ("summarizers", r"\nclass RecordRun\(Sequence\):", "\nclass RecordRun:"),
-    ("recorded", r"\nclass ContextView\(Sequence\):", "\nclass ContextView:"),
-    ("summarizers", r"\nclass SummarizerError\(RuntimeError\):",
+    ("context/summarizers", r"\nclass RecordRun\(Sequence\):", "\nclass RecordRun:"),
+    ("engine/recorded", r"\nclass ContextView\(Sequence\):", "\nclass ContextView:"),
+    ("context/summarizers", r"\nclass SummarizerError\(RuntimeError\):",
      "\nfrom mypy_extensions import mypyc_attr\n\n\n@mypyc_attr(native_class=False)\n"
      "class SummarizerError(RuntimeError):"),
 ]
@@ -61,7 +61,7 @@ from pathlib import Path
 corner, out, paths = sys.argv[1], sys.argv[2], [Path(p) for p in sys.argv[3:]]
 import pandas, pyarrow.pandas_compat  # imports are outside the figure, as in bench_engine.py
 import nanohermes_nb as nh
-compiled = nh.sizing.__file__.endswith(".so")
+compiled = nh.context.sizing.__file__.endswith(".so")
 
 def cpu(fn):
     t = time.process_time(); fn(); return time.process_time() - t

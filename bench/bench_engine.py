@@ -37,7 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
-
 # --- one cold measurement, run in a child process ------------------------------------------------
 
 CHILD = r"""

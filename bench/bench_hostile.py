@@ -29,13 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import hostile  # noqa: E402
 import httpx  # noqa: E402
 import re2  # noqa: E402
-
-import hostile  # noqa: E402
 import servers  # noqa: E402
+
 from nanohermes_nb import Tools, TranscriptError, load_transcript  # noqa: E402
-from nanohermes_nb.transport import TransportTimeout, fetch  # noqa: E402
+from nanohermes_nb.agent.transport import TransportTimeout, fetch  # noqa: E402
 
 MiB = 1 << 20
 

@@ -28,7 +28,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 from corpus import corpus_files  # noqa: E402
 
 from nanohermes_nb.peers import batch_points, budgets_below, canonical  # noqa: E402
-from nanohermes_nb.peers.hermes import hermes_available, hermes_port, hermes_real, hermes_size  # noqa: E402
+from nanohermes_nb.peers.hermes import (  # noqa: E402
+    hermes_available,
+    hermes_port,
+    hermes_real,
+    hermes_size,
+)
 from nanohermes_nb.transcripts import load_transcript  # noqa: E402
 
 

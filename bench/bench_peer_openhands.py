@@ -27,10 +27,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from corpus import corpus_files  # noqa: E402
+
 from nanohermes_nb import load_transcript  # noqa: E402
+from nanohermes_nb.context.sizing import message_size  # noqa: E402
 from nanohermes_nb.peers import batch_points  # noqa: E402
 from nanohermes_nb.peers.openhands import openhands_port, openhands_real  # noqa: E402
-from nanohermes_nb.sizing import message_size  # noqa: E402
 
 
 def contexts(stride: int) -> list[tuple[list, int]]:

@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import nanohermes_nb as nh  # noqa: E402
 from _corpus import corpus, files  # noqa: E402
 from bench_engine import BUDGETS, KEEPS  # noqa: E402
+
+import nanohermes_nb as nh  # noqa: E402
 
 
 def cpu(fn, runs: int = 3) -> float:
@@ -41,11 +42,11 @@ def main() -> None:
     paths = files(corpus())
     longest = max(paths, key=lambda p: p.stat().st_size)
     msgs = nh.load_transcript(longest)
-    nh.count_tokens("warm the o200k tables", "o200k")  # the tokenizer's one-off load is not part of either figure
-    plain = cpu(lambda: nh.replay(nh.RecordedSession.of(msgs), budget=30_000))
-    cold = cpu(lambda: nh.replay(nh.RecordedSession.of(msgs), budget=30_000, pricing="gpt-4.1"))
-    tokenize = cpu(lambda: nh.RecordedSession.of(msgs).prefix("o200k"))
-    session = nh.RecordedSession.of(msgs)
+    nh.context.sizing.count_tokens("warm the o200k tables", "o200k")  # the tokenizer's one-off load is not part of either figure
+    plain = cpu(lambda: nh.replay(nh.engine.recorded.RecordedSession.of(msgs), budget=30_000))
+    cold = cpu(lambda: nh.replay(nh.engine.recorded.RecordedSession.of(msgs), budget=30_000, pricing="gpt-4.1"))
+    tokenize = cpu(lambda: nh.engine.recorded.RecordedSession.of(msgs).prefix("o200k"))
+    session = nh.engine.recorded.RecordedSession.of(msgs)
     nh.replay(session, budget=30_000, pricing="gpt-4.1")
     warm_plain = cpu(lambda: nh.replay(session, budget=30_000))
     warm = cpu(lambda: nh.replay(session, budget=30_000, pricing="gpt-4.1"))

@@ -16,11 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nanohermes_nb import load_transcript, load_transcripts, reference_replay, replay, sweep  # noqa: E402
-from nanohermes_nb.summarizers import ExtractiveSummarizer  # noqa: E402
+from nanohermes_nb import load_transcript, load_transcripts, replay, sweep  # noqa: E402
+from nanohermes_nb.context.summarizers import ExtractiveSummarizer  # noqa: E402
+from nanohermes_nb.engine.ledger import reference_replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import BUDGETS, KEEPS, corpus, files, longest as longest_of  # noqa: E402
+from _corpus import BUDGETS, KEEPS, corpus  # noqa: E402
+from _corpus import longest as longest_of
 
 
 def median_time(fn, repeat: int = 5) -> float:

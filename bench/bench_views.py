@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import corpus, longest  # noqa: E402
+
 from nanohermes_nb import load_transcript  # noqa: E402
 from nanohermes_nb.views.widgets import (  # noqa: E402
     budget_explorer,

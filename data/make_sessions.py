@@ -36,9 +36,10 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))
 
-from nanohermes_nb import Agent, AgentResult, ScriptedModel  # noqa: E402
-from nanohermes_nb.models import ModelError  # noqa: E402
-from nanohermes_nb.prompt import (  # noqa: E402
+from nanohermes_nb import Agent, ScriptedModel  # noqa: E402
+from nanohermes_nb.agent.loop import AgentResult
+from nanohermes_nb.agent.models import ModelError  # noqa: E402
+from nanohermes_nb.agent.prompt import (  # noqa: E402
     PROJECT_CONTEXT_HEADER,
     PROJECT_DOCS_HEADER,
     project_context,

@@ -3,234 +3,121 @@
 A faithful Python reproduction of NanoHermes's context layer (caps where tool
 output is produced, the byte clamp, the system message, memory injection,
 compaction and its cut point), with a replay ledger, sweeps and policies for
-tuning budgets on real agent logs. The views (tables, plots, widgets) load
-lazily, so importing the package does not import matplotlib or ipywidgets.
+tuning budgets on real agent logs.
+
+The package is laid out as the architecture (imports flow one way):
+
+- ``context``: the rules as the article states them (caps, sizes, clamp, compaction);
+- ``transcripts``: reading the logs people have into OpenAI-form messages;
+- ``policies``: NanoHermes's rule and the peers' rules behind one interface;
+- ``engine``: replaying a recorded session under a policy (ledger, sweep, pricing);
+- ``agent``: the live loop, its model, tools, system prompt and memory;
+- ``views``: tables, plots and widgets; ``course``: the notebooks' build.
+
+The names below are the public API; everything else is imported from its module
+(``from nanohermes_nb.context.compaction import SUMMARY_HEADER``). Names load on
+first use, so ``import nanohermes_nb`` imports neither pandas, pyarrow nor httpx.
 """
 
-from .budgets import DEFAULT_BUDGETS, Budgets, CapRow, caps_table
-from .clamp import ClampReport, clamp, clamp_report
-from .sizing import (
-    APPROX_CHARS_PER_TOKEN,
-    UNITS,
-    Meter,
-    context_size,
-    count_tokens,
-    measure,
-    measure_each,
-    message_size,
-    request_bytes,
-    serialize,
-    shared_prefix_bytes,
-)
-from .history import PROFILES, Problem, check_history
-from .summarizers import (
-    ExtractiveSummarizer,
-    OpenAICompatibleSummarizer,
-    PlaceholderSummarizer,
-    SummarizerError,
-    summary_prompt,
-)
-from .compaction import (
-    PLACEHOLDER_NOTE,
-    SUMMARY_HEADER,
-    CompactionResult,
-    build_excerpt,
-    compact,
-    find_cut,
-    find_cut_backward,
-    naive_cut,
-)
-from .transcripts import Transcript, TranscriptError, load_transcript, load_transcripts
-from .tools import TOOL_NAMES, TOOL_SPECS, Tools, ToolError
-from .prompt import (
-    PrefixReport,
-    SystemConfig,
-    prefix_reuse,
-    project_context,
-    project_docs,
-    refresh_system,
-    system_content,
-    system_prompt,
-)
-from .skills import Skill, load_skills, skill_body
-from .skills import listing as skills_listing
-from .memory import MemoryEntry, MemoryStore, MemoryStoreError, inject, render_block, set_block
-from .metrics import Check, Retention, retention, verify_compaction
-from .policies import (
-    POLICIES,
-    Applied,
-    ClearToolUsesPolicy,
-    CodexPolicy,
-    Event,
-    HermesAgentPolicy,
-    LangChainSummarizePolicy,
-    LangChainTrimPolicy,
-    NanoHermesPolicy,
-    ObservationMaskingPolicy,
-    Policy,
-    PolicyEnv,
-    apply_policy,
-    get_policy,
-    over_budget,
-    resolve_policy,
-)
-from .recorded import RecordedSession
-from .pricing import Pricing, PricingError, get_pricing, pricing_presets, pricing_table
-from .needed import NeededLater, identifiers
-from .ledger import CAVEAT, Ledger, reference_replay, replay
-from .sweep import SweepReport, compare_policies, sweep
-from .models import (
-    ModelError,
-    ModelReply,
-    ModelSummarizer,
-    OpenAICompatibleModel,
-    RecordedSummarizer,
-    ScriptedModel,
-    Usage,
-    assistant,
-)
-from .agent import Agent, AgentResult, LiveEvent, LiveReplayMismatch, ModelCall, Step
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "DEFAULT_BUDGETS",
-    "Budgets",
-    "CapRow",
-    "caps_table",
-    "ClampReport",
-    "clamp",
-    "clamp_report",
-    "APPROX_CHARS_PER_TOKEN",
-    "UNITS",
-    "Meter",
-    "context_size",
-    "count_tokens",
-    "measure",
-    "measure_each",
-    "message_size",
-    "request_bytes",
-    "serialize",
-    "shared_prefix_bytes",
-    "PROFILES",
-    "Problem",
-    "check_history",
-    "ExtractiveSummarizer",
-    "OpenAICompatibleSummarizer",
-    "PlaceholderSummarizer",
-    "SummarizerError",
-    "summary_prompt",
-    "PLACEHOLDER_NOTE",
-    "SUMMARY_HEADER",
-    "CompactionResult",
-    "build_excerpt",
-    "compact",
-    "find_cut",
-    "find_cut_backward",
-    "naive_cut",
-    "Transcript",
-    "TranscriptError",
-    "load_transcript",
-    "load_transcripts",
-    "TOOL_NAMES",
-    "TOOL_SPECS",
-    "Tools",
-    "ToolError",
-    "PrefixReport",
-    "SystemConfig",
-    "prefix_reuse",
-    "project_context",
-    "project_docs",
-    "refresh_system",
-    "system_content",
-    "system_prompt",
-    "Skill",
-    "load_skills",
-    "skill_body",
-    "skills_listing",
-    "MemoryEntry",
-    "MemoryStore",
-    "MemoryStoreError",
-    "inject",
-    "render_block",
-    "set_block",
-    "Check",
-    "Retention",
-    "retention",
-    "verify_compaction",
-    "POLICIES",
-    "Applied",
-    "Event",
-    "Policy",
-    "PolicyEnv",
-    "apply_policy",
-    "get_policy",
-    "resolve_policy",
-    "over_budget",
-    "NanoHermesPolicy",
-    "LangChainTrimPolicy",
-    "HermesAgentPolicy",
-    "CodexPolicy",
-    "ObservationMaskingPolicy",
-    "ClearToolUsesPolicy",
-    "LangChainSummarizePolicy",
-    "RecordedSession",
-    "Pricing",
-    "PricingError",
-    "get_pricing",
-    "pricing_presets",
-    "pricing_table",
-    "NeededLater",
-    "identifiers",
-    "CAVEAT",
-    "Ledger",
-    "reference_replay",
-    "replay",
-    "compare_policies",
-    "sweep",
-    "SweepReport",
-    "ModelError",
-    "ModelReply",
-    "ModelSummarizer",
-    "OpenAICompatibleModel",
-    "RecordedSummarizer",
-    "ScriptedModel",
-    "Usage",
-    "assistant",
-    "Agent",
-    "AgentResult",
-    "LiveEvent",
-    "LiveReplayMismatch",
-    "ModelCall",
-    "Step",
-    "message_table",
-    "compaction_table",
-    "composition_frame",
-    "plot_ledger",
-    "plot_cumulative",
-    "plot_by_turn",
-    "plot_composition",
-    "plot_sweep",
-    "plot_tool_sizes",
-    "budget_explorer",
-    "cut_explorer",
-    "clamp_explorer",
-    "live_ledger",
-]
+__version__ = "0.2.0"
 
-# views: tables, plots and widgets, imported on first use from nanohermes_nb.views
-_VIEWS = frozenset(name for name in __all__ if name not in globals())  # the names not imported above
+# name -> the module that defines it (relative to this package)
+_EXPORTS = {
+    # context: the article's rules
+    "DEFAULT_BUDGETS": "context.budgets",
+    "Budgets": "context.budgets",
+    "clamp": "context.clamp",
+    "message_size": "context.sizing",
+    "context_size": "context.sizing",
+    "compact": "context.compaction",
+    "find_cut": "context.compaction",
+    "build_excerpt": "context.compaction",
+    "check_history": "context.history",
+    "retention": "context.metrics",
+    "verify_compaction": "context.metrics",
+    "ExtractiveSummarizer": "context.summarizers",
+    # transcripts: the logs people have
+    "Transcript": "transcripts",
+    "TranscriptError": "transcripts",
+    "load_transcript": "transcripts",
+    "load_transcripts": "transcripts",
+    # policies
+    "POLICIES": "policies",
+    "Policy": "policies",
+    "NanoHermesPolicy": "policies",
+    "resolve_policy": "policies",
+    # engine: replay, sweep, money
+    "Settings": "engine.settings",
+    "replay": "engine.ledger",
+    "Ledger": "engine.ledger",
+    "sweep": "engine.sweep",
+    "compare_policies": "engine.sweep",
+    "get_pricing": "engine.pricing",
+    # agent: the live loop
+    "Agent": "agent.loop",
+    "Tools": "agent.tools.toolbox",
+    "SystemConfig": "agent.prompt",
+    "system_content": "agent.prompt",
+    "MemoryStore": "agent.memory",
+    "OpenAICompatibleModel": "agent.models",
+    "OpenAICompatibleSummarizer": "agent.models",
+    "ScriptedModel": "agent.models",
+    "LocalModel": "agent.local",  # issue 27: a real model on this machine (`make local-model`)
+    # views
+    "plot_ledger": "views",
+}
+_SUBPACKAGES = frozenset({"context", "transcripts", "policies", "engine", "agent", "views", "course", "peers", "cli"})
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what a type checker and an editor see; at run time the names load on first use
+    from .agent.local import LocalModel
+    from .agent.loop import Agent
+    from .agent.memory import MemoryStore
+    from .agent.models import (
+        OpenAICompatibleModel,
+        OpenAICompatibleSummarizer,
+        ScriptedModel,
+    )
+    from .agent.prompt import SystemConfig, system_content
+    from .agent.tools.toolbox import Tools
+    from .context.budgets import DEFAULT_BUDGETS, Budgets
+    from .context.clamp import clamp
+    from .context.compaction import build_excerpt, compact, find_cut
+    from .context.history import check_history
+    from .context.metrics import retention, verify_compaction
+    from .context.sizing import context_size, message_size
+    from .context.summarizers import ExtractiveSummarizer
+    from .engine.ledger import Ledger, replay
+    from .engine.pricing import get_pricing
+    from .engine.settings import Settings
+    from .engine.sweep import compare_policies, sweep
+    from .policies import POLICIES, NanoHermesPolicy, Policy, resolve_policy
+    from .transcripts import (
+        Transcript,
+        TranscriptError,
+        load_transcript,
+        load_transcripts,
+    )
+    from .views import plot_ledger
 
 
-def __getattr__(name: str):
-    if name not in _VIEWS:
-        raise AttributeError(f"module 'nanohermes_nb' has no attribute {name!r}")
-    from . import views
-
-    value = getattr(views, name)
+def __getattr__(name: str) -> Any:
+    """A public name or a subpackage, imported on first use (PEP 562)."""
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
-def __dir__():
-    return sorted(set(globals()) | _VIEWS)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBPACKAGES)

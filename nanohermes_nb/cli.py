@@ -165,7 +165,9 @@ def _plain(value: Any) -> Any:
 
 
 def _records(frame) -> list[dict]:
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    """JSON-ready rows of a DataFrame, or of a list of row dicts (what the ledger gives without pandas)."""
+    rows = frame if isinstance(frame, list) else frame.to_dict(orient="records")
+    return [{str(k): _plain(v) for k, v in row.items()} for row in rows]
 
 
 def _print_json(data: Any) -> None:
@@ -195,14 +197,15 @@ def _tolerant_streams() -> None:
 
 
 def _summarizer(name: str):
-    from .summarizers import ENV_BASE_URL, ExtractiveSummarizer, OpenAICompatibleSummarizer, PlaceholderSummarizer
+    from .context.summarizers import ExtractiveSummarizer, PlaceholderSummarizer
 
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "placeholder":
         return PlaceholderSummarizer()
-    from .summarizers import SummarizerError
-    from .transport import TransportError
+    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer  # httpx: only when an LLM is asked for
+    from .agent.transport import TransportError
+    from .context.summarizers import SummarizerError
 
     try:
         llm = OpenAICompatibleSummarizer.from_env()
@@ -245,9 +248,9 @@ def _options(args) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .history import PROFILES
+    from .context.history import PROFILES
+    from .context.sizing import UNITS
     from .policies import POLICIES
-    from .sizing import UNITS
 
     parser = _Parser(prog="nanohermes-nb", description="Replay, check and compact agent transcripts.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -289,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="stop at the first file that cannot be loaded")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
-    p.add_argument("--retention", action="store_true", help="add the retention score")
+    p.add_argument("--retention", action=argparse.BooleanOptionalAction, default=True,
+                   help="the retention score at each event (on by default, as in every replay)")
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--no-progress", action="store_true")
@@ -326,7 +330,7 @@ def _pricing(name: str | None):
     """The preset named on the command line (None: no pricing); an unknown name is a one-line usage error."""
     if name is None:
         return None
-    from .pricing import PricingError, get_pricing
+    from .engine.pricing import PricingError, get_pricing
 
     try:
         return get_pricing(name)
@@ -385,24 +389,28 @@ def _totals_lines(ledger) -> list[str]:
 
 
 def _cmd_ledger(args) -> int:
-    from .ledger import replay
+    from .engine.ledger import replay
 
     messages = _load(args.file)
     policy = _policy(args.policy, _options(args))
     pricing = _pricing(args.pricing)
     ledger = replay(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), unit=args.unit,
                     policy=policy, pricing=pricing)
-    frame = _by_turn(ledger) if args.by_turn else ledger.requests
+    if args.by_turn:
+        frame = _by_turn(ledger)
+        records, names = _records(frame), [str(c) for c in frame.columns]
+    else:  # the plain rows: no pandas on the default path
+        records, names = _records(ledger.records()), list(ledger.rows)
     if args.json:
-        _print_json(_records(frame))
+        _print_json(records)
         return EXIT_OK
     unit = ledger.unit
     width = None if args.wide else WIDTH
-    columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
+    columns = names if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
-    lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
-    more = len(frame.columns) - len(columns) + len(hidden)
+    lines, hidden = text_table(records, columns, width=width, shrink="action")
+    more = len(names) - len(columns) + len(hidden)
     if args.by_turn:
         legend = f"largest_sent: largest request sent; check_saw: largest context the compaction check saw; {unit}"
     else:
@@ -422,7 +430,7 @@ def _cmd_ledger(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .history import check_history
+    from .context.history import check_history
 
     problems = check_history(_load(args.file), args.profile)
     if args.json:
@@ -452,7 +460,7 @@ def _describe(result) -> str:
 
 def verify_all(result, profiles: Sequence[str]) -> list[dict]:
     """The article's checklist with the history-legality check run for each profile."""
-    from .metrics import verify_compaction
+    from .context.metrics import verify_compaction
 
     legality, others = [], []
     for k, profile in enumerate(profiles):
@@ -466,10 +474,11 @@ def verify_all(result, profiles: Sequence[str]) -> list[dict]:
 
 
 def _cmd_compact(args) -> int:
-    from .compaction import compact
-    from .history import PROFILES
-    from .ledger import prepare
-    from .report import compaction_rows, text_table as message_table
+    from .context.compaction import compact
+    from .context.history import PROFILES
+    from .engine.ledger import prepare
+    from .views.report import compaction_rows
+    from .views.report import text_table as message_table
 
     messages, notes = prepare(_load(args.file))  # the same empty system message as the ledger
     given = {k: v for k, v in _options(args).items() if v is not None}  # compact's own defaults otherwise
@@ -526,8 +535,8 @@ def _sweep_rows(frame) -> list[dict]:
 
 
 def _cmd_sweep(args) -> int:
+    from .engine.sweep import sweep
     from .policies import POLICIES, accepts_option
-    from .sweep import sweep
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in POLICIES]
@@ -545,7 +554,7 @@ def _cmd_sweep(args) -> int:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(args.jobs) as pool:
-            result = sweep(args.paths, executor=pool, **options)
+            result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
     else:
         result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]
@@ -580,9 +589,14 @@ def _cmd_sweep(args) -> int:
 
 def _run_model(args):
     """The endpoint from --base-url / --model or the NANOHERMES_LLM_* variables; the key only from the environment."""
-    from .models import OpenAICompatibleModel
-    from .summarizers import DEFAULT_MODEL, ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
-    from .transport import TransportError
+    from .agent.models import (
+        DEFAULT_MODEL,
+        ENV_API_KEY,
+        ENV_BASE_URL,
+        ENV_MODEL,
+        OpenAICompatibleModel,
+    )
+    from .agent.transport import TransportError
 
     base_url = (args.base_url or os.environ.get(ENV_BASE_URL, "")).strip()
     if not base_url:
@@ -595,7 +609,7 @@ def _run_model(args):
 
 
 def _cmd_run(args) -> int:
-    from .agent import Agent
+    from .agent.loop import Agent
 
     workspace = Path(args.workspace)
     if not workspace.is_dir():

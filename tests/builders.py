@@ -82,7 +82,7 @@ def random_turns(seed: int) -> list[list]:
     1-3 reads (sometimes a run_command too), then a closing answer. The items are ``ScriptedModel`` replies."""
     import random
 
-    from nanohermes_nb import assistant as reply
+    from nanohermes_nb.agent.models import assistant as reply
 
     rng = random.Random(seed)
     paths = ["notes.txt"] + [f"src/part{k}.py" for k in range(6)]

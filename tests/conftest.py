@@ -101,7 +101,7 @@ def canonical_sha256(messages: Any) -> str:
 @pytest.fixture(scope="session")
 def built_course(tmp_path_factory):
     """The whole course executed once per test session, as ``make course`` builds it (HTML and index)."""
-    from nanohermes_nb.course import notebook_paths, run_course, write_index
+    from nanohermes_nb.course.build import notebook_paths, run_course, write_index
 
     out = tmp_path_factory.mktemp("course")
     notebooks = notebook_paths(ROOT / "notebooks")
@@ -116,6 +116,17 @@ def pytest_configure(config):
     for corpus in CORPORA:  # an empty folder must fail loudly, not turn its tests into nothing
         if not corpus.files:
             raise pytest.UsageError(f"no transcripts in the {corpus.name} corpus at {corpus.path}")
+
+
+# whole modules in the slow tier (`make test-fast` leaves them out): they execute notebooks or drive a browser;
+# single slow tests elsewhere carry @pytest.mark.slow themselves
+SLOW_MODULES = frozenset({"test_notebooks.py", "test_browser.py", "test_course.py"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_MODULES or "built_course" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_generate_tests(metafunc):

@@ -473,7 +473,10 @@ def run_cli(calls: list[list[str]], folder: str, timeout: float) -> list[dict]:
 
 if __name__ == "__main__":  # python hostile.py CALLS.json RESULTS.json TIMEOUT
     import nanohermes_nb.cli  # noqa: F401  -- every command's modules, imported once before forking
-    from nanohermes_nb import compaction, history, ledger, metrics, policies, report, summarizers  # noqa: F401
+    from nanohermes_nb import policies  # noqa: F401
+    from nanohermes_nb.context import compaction, history, metrics, summarizers  # noqa: F401
+    from nanohermes_nb.engine import ledger  # noqa: F401
+    from nanohermes_nb.views import report  # noqa: F401
 
     calls_file, results_file, per_call = sys.argv[1], sys.argv[2], float(sys.argv[3])
     work = os.path.dirname(os.path.abspath(results_file))

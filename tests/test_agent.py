@@ -15,14 +15,16 @@ import json
 import time
 
 import pytest
-
-import nanohermes_nb as nh
-from nanohermes_nb import SUMMARY_HEADER, TOOL_SPECS, Agent, ScriptedModel, summary_prompt
-from nanohermes_nb.agent import LiveReplayMismatch
-from nanohermes_nb.models import ModelError, Usage
-
 from builders import AGENT_POLICY_CASES, agent_workspace, random_turns
 from chat_server import ChatServer, Completion, Raw, tool_message
+
+import nanohermes_nb as nh
+from nanohermes_nb import Agent, ScriptedModel
+from nanohermes_nb.agent.loop import LiveReplayMismatch
+from nanohermes_nb.agent.models import ModelError, Usage
+from nanohermes_nb.agent.tools.toolbox import TOOL_SPECS
+from nanohermes_nb.context.compaction import SUMMARY_HEADER
+from nanohermes_nb.context.summarizers import summary_prompt
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -193,7 +195,7 @@ def test_a_failed_summary_request_inserts_the_placeholder_and_the_run_goes_on(wo
     assert result.ok and result.compactions >= 1
     first = result.ledger.compactions[0]
     assert first.kind == "placeholder" and "HTTP 500" in first.failure
-    assert server.agent_requests[first.request]["messages"][1]["content"] == nh.PLACEHOLDER_NOTE
+    assert server.agent_requests[first.request]["messages"][1]["content"] == nh.context.compaction.PLACEHOLDER_NOTE
     assert any(c.kind == "summary" and "HTTP 500" in c.error for c in result.calls)
 
 
@@ -281,7 +283,7 @@ def test_the_model_is_configured_from_the_environment():
                                                "NANOHERMES_LLM_API_KEY": KEY + "\n",
                                                "NANOHERMES_LLM_MODEL": "local-7b"})
     assert model.model == "local-7b" and model.endpoint == "http://127.0.0.1:9/v1/chat/completions"
-    with pytest.raises(nh.transport.APIKeyError) as info:
+    with pytest.raises(nh.agent.transport.APIKeyError) as info:
         nh.OpenAICompatibleModel("http://127.0.0.1:9", "bad key", "m")
     assert "bad key" not in str(info.value)
 
@@ -366,7 +368,7 @@ def test_the_live_checks_are_exactly_the_checks_the_replay_loop_makes(workspace)
     policy = nh.NanoHermesPolicy(keep_recent=4)
     model, result = scripted_session(7, workspace, policy, 3_000)
     assert result.events, "the session should have crossed the budget"
-    session = nh.RecordedSession.of(result.messages)
+    session = nh.engine.recorded.RecordedSession.of(result.messages)
     checked = [r + 1 for r in session.checked_requests()]  # the requests whose tool batch is checked
     live = {e.request for e in result.events}
     assert live <= set(checked)
@@ -375,10 +377,10 @@ def test_the_live_checks_are_exactly_the_checks_the_replay_loop_makes(workspace)
     # a check the live loop made that the replay does not find, or the other way round, is refused
     tampered = dict(result.__dict__)
     tampered.pop("ledger", None)
-    missing = nh.AgentResult(**{**tampered, "events": result.events[1:]})
+    missing = nh.agent.loop.AgentResult(**{**tampered, "events": result.events[1:]})
     with pytest.raises(LiveReplayMismatch):
         missing.ledger
-    moved = nh.AgentResult(**{**tampered, "events": result.events[:1] + (result.events[0],) + result.events[1:]})
+    moved = nh.agent.loop.AgentResult(**{**tampered, "events": result.events[:1] + (result.events[0],) + result.events[1:]})
     with pytest.raises(LiveReplayMismatch):
         moved.ledger
 
@@ -477,7 +479,7 @@ def test_the_live_ledger_redraws_after_every_request(workspace):
     script = [reads(f"src/part{k}.py") for k in range(6)] + ["All read."]
     model = ScriptedModel(script)
     with Agent(workspace, model, budget=10_000, policy=nh.NanoHermesPolicy(keep_recent=4)) as agent:
-        widget = nh.live_ledger(agent)
+        widget = nh.views.live_ledger(agent)
         assert widget.updates == 1 and widget.table.value == ""
         seen = []
         result = agent.run("Read every part.", on_request=lambda step: seen.append(
@@ -502,7 +504,7 @@ def test_the_live_ledger_redraws_after_every_request(workspace):
 def test_a_widget_that_fails_to_draw_does_not_stop_the_agent(workspace):
     model = ScriptedModel([reads("notes.txt"), "done"])
     with Agent(workspace, model) as agent:
-        widget = nh.live_ledger(agent)
+        widget = nh.views.live_ledger(agent)
         widget.update = lambda step=None: 1 / 0
         result = agent.run("Read the notes.")
     assert result.ok and "ZeroDivisionError" in widget.error.value
@@ -517,7 +519,7 @@ def test_a_masking_event_shows_as_a_before_after_table(workspace):
         if events:
             break
     assert events
-    frame = nh.compaction_table(event_change(events[-1]), as_frame=True)
+    frame = nh.views.compaction_table(event_change(events[-1]), as_frame=True)
     assert (frame["status"] == "inserted").sum() == len(events[-1].event.inserted)
     assert (frame["status"] == "dropped").sum() == events[-1].event.dropped_count
 
@@ -562,7 +564,8 @@ def test_the_data_sessions_recorded_live_have_the_ledgers_their_replays_have(mak
 def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path, monkeypatch):
     """Notebook 18 offline is run by test_notebooks; here its other path, against a local endpoint."""
     from conftest import ROOT
-    from nanohermes_nb.course import execute_notebook
+
+    from nanohermes_nb.course.build import execute_notebook
 
     usage = {"prompt_tokens": 900, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 0}}
     plan = [tool_message("Files first.", ("glob", {"pattern": "**/*.py"})),

@@ -14,10 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from nanohermes_nb.course import notebook_paths
-
 from conftest import ROOT
+
+from nanohermes_nb.course.build import notebook_paths
 
 CHROMIUM = os.environ.get("NANOHERMES_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

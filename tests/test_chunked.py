@@ -17,10 +17,11 @@ from builders import session
 from servers import completion_body, send, start_server
 
 import nanohermes_nb as nh
-from nanohermes_nb.cached import CachedSummarizer, excerpt_key
-from nanohermes_nb.chunked import SummaryCost, fit_summary, merge_input, split_excerpt, window_exceeded
-from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
-from nanohermes_nb.summarizers import OpenAICompatibleSummarizer, SummarizerError, summary_prompt
+from nanohermes_nb.context.cached import CachedSummarizer, excerpt_key
+from nanohermes_nb.context.chunked import SummaryCost, fit_summary, merge_input, split_excerpt, window_exceeded
+from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
+from nanohermes_nb.agent.models import OpenAICompatibleSummarizer
+from nanohermes_nb.context.summarizers import SummarizerError, summary_prompt
 
 pytestmark = pytest.mark.timeout(60)
 

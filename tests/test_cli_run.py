@@ -13,11 +13,10 @@ import subprocess
 import sys
 
 import pytest
+from chat_server import ChatServer, Raw, tool_message
 
 from nanohermes_nb import load_transcript
 from nanohermes_nb.cli import main
-
-from chat_server import ChatServer, Raw, tool_message
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -3,11 +3,22 @@
 import copy
 
 import pytest
-
-from nanohermes_nb import ExtractiveSummarizer, build_excerpt, check_history, compact, context_size, find_cut
-from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, find_cut_backward, naive_cut
-
 from builders import SYSTEM, assistant, session, tool, tool_round, user
+
+from nanohermes_nb import (
+    ExtractiveSummarizer,
+    build_excerpt,
+    check_history,
+    compact,
+    context_size,
+    find_cut,
+)
+from nanohermes_nb.context.compaction import (
+    PLACEHOLDER_NOTE,
+    SUMMARY_HEADER,
+    find_cut_backward,
+    naive_cut,
+)
 
 
 class Recorder:

@@ -19,8 +19,9 @@ from builders import agent_workspace
 from chat_server import ChatServer, Completion, Raw, tool_message
 
 import nanohermes_nb as nh
-from nanohermes_nb import Agent
-from nanohermes_nb.models import LLAMA_CPP_COMPAT, OPENAI_COMPAT, Compat, Usage
+from nanohermes_nb.agent.loop import Agent
+from nanohermes_nb.agent.transport import HTTPStatusError
+from nanohermes_nb.agent.models import LLAMA_CPP_COMPAT, OPENAI_COMPAT, Compat, Usage
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -133,7 +134,7 @@ def test_detect_compat_finds_what_the_server_accepts():
         model = model_for(lenient)
         assert model.detect_compat() == OPENAI_COMPAT and len(lenient.requests) == 1
     with ChatServer([], [Raw(500, "down"), Raw(500, "down")]) as broken:
-        with pytest.raises(nh.transport.HTTPStatusError, match="HTTP 500"):
+        with pytest.raises(HTTPStatusError, match="HTTP 500"):
             model_for(broken).detect_compat()
 
 

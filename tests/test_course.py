@@ -5,11 +5,16 @@ import re
 
 import nbformat
 import pytest
-
-from nanohermes_nb import course
-from nanohermes_nb.course import NotebookRun, html_exporter, notebook_info, write_index, write_ledger_figure
-
 from conftest import ROOT
+
+from nanohermes_nb.course import build as course
+from nanohermes_nb.course.build import (
+    NotebookRun,
+    html_exporter,
+    notebook_info,
+    write_index,
+    write_ledger_figure,
+)
 
 
 def _notebook(tmp_path, name, heading, metadata=None, words=400, code_lines=0):

@@ -4,8 +4,9 @@ import html
 
 import nbformat
 import pytest
+from conftest import ROOT
 
-from nanohermes_nb.coursemap import (
+from nanohermes_nb.course.map import (
     EXERCISE_TAG,
     FOOTER_TAG,
     HEADER_TAG,
@@ -15,8 +16,6 @@ from nanohermes_nb.coursemap import (
     headings,
     update_navigation,
 )
-
-from conftest import ROOT
 
 CMAP = course_map()
 FILES = [e.file for e in CMAP.notebooks]
@@ -52,7 +51,7 @@ def test_the_glossary_names_the_article_terms():
 
 def test_every_notebook_opens_with_its_sections_and_ends_with_links():
     assert update_navigation(ROOT / "notebooks", CMAP, write=False) == [], \
-        "run: python -m nanohermes_nb.coursemap"
+        "run: python -m nanohermes_nb.course.map"
     for file in FILES:
         nb = nbformat.read(ROOT / "notebooks" / file, as_version=4)
         first, last = nb.cells[0], nb.cells[-1]

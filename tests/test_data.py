@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb import DEFAULT_BUDGETS, check_history, compact, context_size, measure, replay
+from nanohermes_nb import DEFAULT_BUDGETS, check_history, compact, context_size, replay
+from nanohermes_nb.context.sizing import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"

@@ -6,14 +6,14 @@ import json
 
 import pandas as pd
 import pytest
+from builders import SYSTEM, assistant, session, tool, user
 
 import nanohermes_nb as nh
-from nanohermes_nb import POLICIES, apply_policy, over_budget, replay, resolve_policy, sweep
-from nanohermes_nb.ledger import reference_replay
-from nanohermes_nb.recorded import RecordedSession
-from nanohermes_nb.summarizers import ExtractiveSummarizer
-
-from builders import SYSTEM, assistant, session, tool, user
+from nanohermes_nb import POLICIES, replay, resolve_policy, sweep
+from nanohermes_nb.context.summarizers import ExtractiveSummarizer
+from nanohermes_nb.engine.ledger import reference_replay
+from nanohermes_nb.engine.recorded import RecordedSession
+from nanohermes_nb.policies import apply_policy, over_budget
 
 S = ExtractiveSummarizer()  # deterministic and picklable (a process pool needs that)
 
@@ -47,7 +47,7 @@ def test_apply_policy_acts_only_over_budget_and_never_touches_the_input(name):
 def test_apply_policy_with_its_own_size_and_token_meters():
     ctx = session(10, body="y" * 400)
     chars = lambda m: len(json.dumps(m))  # noqa: E731 - a size in another unit
-    at = apply_policy(nh.CodexPolicy(user_message_max_tokens=5, token_count="meter"), ctx, budget=100, size=chars,
+    at = apply_policy(nh.policies.CodexPolicy(user_message_max_tokens=5, token_count="meter"), ctx, budget=100, size=chars,
                       tokens=lambda m: 1000, summarizer=stub)
     assert at.event.size_before == sum(chars(m) for m in ctx)
     assert at.event.size_after == sum(chars(m) for m in at.messages)
@@ -70,7 +70,7 @@ def test_policies_are_configured_objects():
     assert pol.label == "nanohermes(keep_recent=4, summary_role='user', excerpt_tool_calls=True, cut='backward')"
     assert POLICIES["clear_tool_uses"](clear_at_least=2000).clear_at_least == 2000
     assert resolve_policy(None).name == "nanohermes"
-    assert resolve_policy("codex") == resolve_policy(POLICIES["codex"]) == nh.CodexPolicy()
+    assert resolve_policy("codex") == resolve_policy(POLICIES["codex"]) == nh.policies.CodexPolicy()
     assert resolve_policy(pol, keep_recent=6).keep_recent == 6 and pol.keep_recent == 4
     with pytest.raises(ValueError, match="cut must be"):
         nh.NanoHermesPolicy(cut="sideways")
@@ -95,10 +95,10 @@ def test_replay_takes_a_name_a_class_or_an_instance():
     msgs = session(14, body="x" * 900)
     by_name = replay(msgs, budget=6_000, policy="clear_tool_uses", summarizer=stub)
     by_class = replay(msgs, budget=6_000, policy=POLICIES["clear_tool_uses"], summarizer=stub)
-    by_instance = replay(msgs, budget=6_000, policy=nh.ClearToolUsesPolicy(), summarizer=stub)
+    by_instance = replay(msgs, budget=6_000, policy=nh.policies.ClearToolUsesPolicy(), summarizer=stub)
     for other in (by_class, by_instance):
         pd.testing.assert_frame_equal(by_name.requests, other.requests)
-    shorthand = replay(msgs, budget=6_000, keep_recent=4, summarizer=stub)
+    shorthand = replay(msgs, budget=6_000, summarizer=stub, policy=nh.NanoHermesPolicy(keep_recent=4))
     configured = replay(msgs, budget=6_000, policy=nh.NanoHermesPolicy(keep_recent=4), summarizer=stub)
     pd.testing.assert_frame_equal(shorthand.requests, configured.requests)
     assert shorthand.settings["policy_label"] == "nanohermes(keep_recent=4)"
@@ -110,7 +110,7 @@ def test_replay_takes_a_name_a_class_or_an_instance():
 @pytest.mark.parametrize("budget, keep", [(2_000, 1), (5_000, 10), (9_000, 4), (10**9, 10)])
 def test_the_loop_equals_the_reference_on_every_column(budget, keep):
     msgs = session(25, body="w" * 700, n_calls=3) + [user("and now?"), assistant("", ["x"]), tool("x", "q" * 3000)]
-    fast = replay(msgs, budget=budget, keep_recent=keep, summarizer=stub).requests
+    fast = replay(msgs, budget=budget, summarizer=stub, policy=nh.NanoHermesPolicy(keep_recent=keep)).requests
     slow = pd.DataFrame(reference_replay(msgs, budget=budget, keep_recent=keep, summarizer=stub))
     pd.testing.assert_frame_equal(fast[slow.columns].reset_index(drop=True), slow, check_dtype=False)
 
@@ -152,22 +152,22 @@ def test_history_checks_remembered_across_settings_equal_fresh_ones():
         events += len(fresh.compactions)
         counted += sum(sum(e.problems.values()) for e in fresh.compactions)
     assert events and counted
-    assert len(shared.cache["walks"]) < events * len(nh.PROFILES)  # some checks were reused
+    assert len(shared.cache["walks"]) < events * len(nh.context.history.PROFILES)  # some checks were reused
 
 
 def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
     """The history book's counts, however they were shared between settings, equal a checker run over the
     whole context each request sent, for every profile (one session shared by all settings, as in a sweep)."""
-    from nanohermes_nb.history import HistoryChecker
+    from nanohermes_nb.context.history import HistoryChecker
 
     checked = 0
     for path in corpus.files:
         rec = RecordedSession.of(nh.load_transcript(path))
         for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
-            ledger = replay(rec, budget=budget, keep_recent=keep, retention=False, prefix_reuse=False)
+            ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False, policy=nh.NanoHermesPolicy(keep_recent=keep))
             for r in range(1, ledger.totals.requests + 1):
                 context = ledger.context(r)
-                for profile in nh.PROFILES:
+                for profile in nh.context.history.PROFILES:
                     checker = HistoryChecker(profile)
                     for m in context:
                         checker.feed(m)
@@ -180,7 +180,7 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
 def test_a_transcripts_summaries_are_kept_with_it_not_by_the_shared_summarizer():
     """A sweep over thousands of transcripts must not keep every transcript's summaries alive: those made
     from a stretch of a transcript are remembered in that transcript's cache and go with it."""
-    from nanohermes_nb.compaction import _default
+    from nanohermes_nb.context.compaction import _default
 
     memo = _default()._memo
     before = len(memo)

@@ -1,11 +1,10 @@
 """History checks: the pairing invariant per provider profile."""
 
 import pytest
+from builders import SYSTEM, assistant, tool, user
 
 from nanohermes_nb import check_history
-from nanohermes_nb.history import HistoryChecker
-
-from builders import SYSTEM, assistant, tool, user
+from nanohermes_nb.context.history import HistoryChecker
 
 
 def codes(msgs, profile="openai"):

@@ -19,14 +19,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import hostile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nanohermes_nb import TranscriptError, check_history, compact, load_transcript, message_size
+from nanohermes_nb import (
+    TranscriptError,
+    check_history,
+    compact,
+    load_transcript,
+    message_size,
+)
 from nanohermes_nb.transcripts import OPENAI_ROLES
-
-import hostile
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

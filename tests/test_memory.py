@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb.budgets import DEFAULT_BUDGETS
-from nanohermes_nb.memory import (
+from nanohermes_nb.agent.memory import (
     BLOCK_END,
     BLOCK_HEADER,
     BLOCK_START,
@@ -24,6 +23,7 @@ from nanohermes_nb.memory import (
     set_block,
     tokenize,
 )
+from nanohermes_nb.context.budgets import DEFAULT_BUDGETS
 
 ENTRIES = [
     ("preference", "用户希望所有回答都使用中文，并且代码注释也写中文"),
@@ -78,7 +78,7 @@ def test_tokenizer_english_identifiers_and_chinese() -> None:
 
 
 def test_jieba_start_up_is_silent() -> None:
-    run = subprocess.run([sys.executable, "-c", "from nanohermes_nb.memory import tokenize; print(tokenize('中文分词'))"],
+    run = subprocess.run([sys.executable, "-c", "from nanohermes_nb.agent.memory import tokenize; print(tokenize('中文分词'))"],
                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=60)
     assert run.returncode == 0, run.stderr
     assert "中文" in run.stdout
@@ -267,7 +267,7 @@ def test_bad_entries_are_refused(tmp_path: Path) -> None:
 
 def test_inject_defaults_to_the_store_in_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    from nanohermes_nb.memory import MemoryStore, inject
+    from nanohermes_nb.agent.memory import MemoryStore, inject
 
     MemoryStore().add("preference", "use pnpm, not npm, for installs")
     assert (tmp_path / ".nanohermes" / "memory.json").is_file()

@@ -11,12 +11,11 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-
-from nanohermes_nb import compact, report
-from nanohermes_nb.views import compaction_table, message_table
-from nanohermes_nb.views.tables import style_frame, message_frame
-
 from builders import session
+
+from nanohermes_nb import compact
+from nanohermes_nb.views import compaction_table, message_table, report
+from nanohermes_nb.views.tables import message_frame, style_frame
 
 MONEY = "It costs $5 and $10; in LaTeX $x^2$ and $$y$$"
 

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from nanohermes_nb.course import execute_notebook, notebook_paths
-
 from conftest import ROOT
+
+from nanohermes_nb.course.build import execute_notebook, notebook_paths
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
@@ -22,7 +21,7 @@ def code_cells(path):
 
 
 def test_the_course_is_complete():
-    from nanohermes_nb.coursemap import course_map
+    from nanohermes_nb.course.map import course_map
 
     mapped = [e.file for e in course_map().notebooks]
     assert NAMES == mapped, "every notebook is in data/course_map.json, in order, and every entry exists"

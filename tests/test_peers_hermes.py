@@ -14,15 +14,13 @@ import os
 from types import SimpleNamespace
 
 import pytest
-
 from builders import SYSTEM, assistant, tool, tool_round, user
 from corpus import EXTENDED, VENDORED, corpus_files
 
+from nanohermes_nb.peers import hermes  # noqa: E402
 from nanohermes_nb.policies import HermesAgentPolicy, apply_policy
 from nanohermes_nb.policies import hermes_text as ht
 from nanohermes_nb.transcripts import load_transcript
-
-from nanohermes_nb.peers import hermes  # noqa: E402
 
 if hermes.hermes_available():  # the test install pins hermes-agent==0.19.0: its absence is a failure
     pytest.fail(hermes.hermes_available(), pytrace=False)

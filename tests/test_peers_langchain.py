@@ -13,22 +13,37 @@ import copy
 import json
 
 import pytest
+from builders import SYSTEM, assistant, tool, tool_round, user
+from corpus import EXTENDED, corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import legal_histories
 
 from nanohermes_nb import check_history, load_transcript
-from nanohermes_nb.peers import PEERS, STUB_SUMMARY, Peer, batch_points, budgets_below, canonical, compare
+from nanohermes_nb.peers import (
+    PEERS,
+    STUB_SUMMARY,
+    Peer,
+    batch_points,
+    budgets_below,
+    canonical,
+    compare,
+)
 from nanohermes_nb.peers import langchain as lc_peer
 from nanohermes_nb.peers.langchain import (
-    BRIDGE, BYTES, TOKENS, clear_port, clear_real, stub_chat_model, summarize_port, summarize_real, trim_port,
+    BRIDGE,
+    BYTES,
+    TOKENS,
+    clear_port,
+    clear_real,
+    stub_chat_model,
+    summarize_port,
+    summarize_real,
+    trim_port,
     trim_real,
 )
 from nanohermes_nb.policies import LangChainSummarizePolicy, PolicyEnv, apply_policy
 from nanohermes_nb.policies.langchain_summarize import SUMMARY_PREFIX, TOO_LONG
-
-from builders import SYSTEM, assistant, tool, tool_round, user
-from corpus import EXTENDED, corpus_files
-from strategies import legal_histories
 
 LANGCHAIN = ("langchain_trim", "clear_tool_uses", "langchain_summarize")
 HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,25 +18,24 @@ import copy
 import dataclasses
 
 import pytest
+from builders import SYSTEM, assistant, tool, user
+from corpus import EXTENDED, corpus_files
 
 from nanohermes_nb import replay
+from nanohermes_nb.context.sizing import context_size, message_size
 from nanohermes_nb.peers import PEERS, agreement, batch_points, compare
 from nanohermes_nb.peers.openhands import (
     CLASS_ATTENTION_WINDOW,
     CONFIG_ATTENTION_WINDOW,
+    AgentCondensationObservation,
+    Observation,
     condense,
     events_from_openai,
     openhands_peer,
     openhands_real,
-    Observation,
-    AgentCondensationObservation,
 )
 from nanohermes_nb.policies import ObservationMaskingPolicy, apply_policy
-from nanohermes_nb.sizing import context_size, message_size
 from nanohermes_nb.transcripts import load_transcript
-
-from builders import SYSTEM, assistant, tool, user
-from corpus import EXTENDED, corpus_files
 
 STRIDE = 3 if EXTENDED else 1  # every 3rd tool-batch point at the class window; every 5th at the config window
 # (the vendored sample alone is small: every point of it)

@@ -2,16 +2,14 @@
 
 import matplotlib.pyplot as plt
 import pytest
+from builders import SYSTEM, assistant, tool, user
+from builders import cut_on_tool_result as known
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 
 from nanohermes_nb import compact
 from nanohermes_nb.views import plot_cut
 from nanohermes_nb.views.plots import CATEGORY_COLOURS
-
-from builders import SYSTEM, assistant, tool, user
-from builders import cut_on_tool_result as known
-
 
 pytestmark = pytest.mark.usefixtures("close_figures")
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb.budgets import DEFAULT_BUDGETS
-from nanohermes_nb.memory import BLOCK_START, MemoryStore, inject
-from nanohermes_nb.prompt import (
+from nanohermes_nb.agent.memory import BLOCK_START, MemoryStore, inject
+from nanohermes_nb.agent.prompt import (
     MODES,
     PROJECT_CONTEXT_HEADER,
     PROJECT_DOCS_HEADER,
@@ -22,7 +21,8 @@ from nanohermes_nb.prompt import (
     system_content,
     system_prompt,
 )
-from nanohermes_nb.skills import listing, load_skills
+from nanohermes_nb.agent.skills import listing, load_skills
+from nanohermes_nb.context.budgets import DEFAULT_BUDGETS
 
 E = "\u2026"
 

@@ -4,12 +4,22 @@ import dataclasses
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from nanohermes_nb import DEFAULT_BUDGETS, Budgets, caps_table, clamp, clamp_report, context_size, measure, message_size
-from nanohermes_nb.sizing import Meter, count_tokens, measure_each, request_bytes, serialize, shared_prefix_bytes
-
 from builders import SYSTEM, assistant, user
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nanohermes_nb import DEFAULT_BUDGETS, Budgets, clamp, context_size, message_size
+from nanohermes_nb.context.budgets import caps_table
+from nanohermes_nb.context.clamp import clamp_report
+from nanohermes_nb.context.sizing import (
+    Meter,
+    count_tokens,
+    measure,
+    measure_each,
+    request_bytes,
+    serialize,
+    shared_prefix_bytes,
+)
 
 
 def spec_size(m):

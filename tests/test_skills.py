@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb.budgets import DEFAULT_BUDGETS
-from nanohermes_nb.skills import Skill, SkillError, listing, load_skills, parse_skill, skill_body
+from nanohermes_nb.agent.skills import (
+    Skill,
+    SkillError,
+    listing,
+    load_skills,
+    parse_skill,
+    skill_body,
+)
+from nanohermes_nb.context.budgets import DEFAULT_BUDGETS
 
 E = "\u2026"
 

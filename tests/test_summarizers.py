@@ -5,16 +5,23 @@ import socket
 import time
 
 import pytest
+from builders import session
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, SummarizerError, compact
-from nanohermes_nb.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
-from nanohermes_nb.summarizers import find_paths, summary_prompt
-
-from builders import session
-from nanohermes_nb import load_transcript as nh_load
 from servers import completion_body, send, start_server
+
+from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, compact
+from nanohermes_nb import load_transcript as nh_load
+from nanohermes_nb.context.compaction import (
+    PLACEHOLDER_NOTE,
+    SUMMARY_HEADER,
+    build_excerpt,
+)
+from nanohermes_nb.context.summarizers import (
+    SummarizerError,
+    find_paths,
+    summary_prompt,
+)
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -180,8 +187,8 @@ def test_extractive_rolling_summary_carries_the_goal_and_files():
 
 
 def test_records_and_excerpt_paths_agree():
-    from nanohermes_nb.compaction import excerpt_records
-    from nanohermes_nb.summarizers import parse_excerpt
+    from nanohermes_nb.context.compaction import excerpt_records
+    from nanohermes_nb.context.summarizers import parse_excerpt
 
     msgs = session(6)
     assert parse_excerpt(build_excerpt(msgs)) == excerpt_records(msgs)
@@ -204,7 +211,7 @@ def test_sentences_split_as_the_plain_pattern_does(text):
     """The sentence pattern names its first character up front for speed; the splits are the plain pattern's."""
     import re
 
-    from nanohermes_nb.summarizers import _SENTENCE
+    from nanohermes_nb.context.summarizers import _SENTENCE
 
     assert _SENTENCE.split(text) == re.split(r"(?<=[.!?。！？])\s+|\n+", text)
 
@@ -213,7 +220,7 @@ def test_sentences_split_as_the_plain_pattern_does(text):
 @given(_TEXT, _TEXT)
 def test_a_text_and_its_trimmed_excerpt_line_share_their_paths(text, pad):
     """find_paths keys its memo by the stripped text: whitespace around a text never changes its paths."""
-    from nanohermes_nb.summarizers import _TEXT_PATHS, _WORD_PATHS, _word_paths
+    from nanohermes_nb.context.summarizers import _TEXT_PATHS, _WORD_PATHS, _word_paths
 
     expected = list(dict.fromkeys(p for w in text.split() for p in _word_paths(w)))
     _TEXT_PATHS.clear(), _WORD_PATHS.clear()
@@ -237,7 +244,7 @@ def _fit_words_by_lists(lines, max_words):
 @given(st.lists(st.lists(st.sampled_from(["a", "bb", "", "src/x.py", "…"]), max_size=60).map(" ".join),
                 min_size=1, max_size=5), st.integers(0, 80))
 def test_trimming_on_word_counts_equals_trimming_word_lists(lines, max_words):
-    from nanohermes_nb.summarizers import _fit_words
+    from nanohermes_nb.context.summarizers import _fit_words
 
     assert _fit_words(lines, max_words) == _fit_words_by_lists(lines, max_words)
 
@@ -245,7 +252,7 @@ def test_trimming_on_word_counts_equals_trimming_word_lists(lines, max_words):
 def _heads(msgs, p):
     """What may stand before a run of the transcript in a dropped span: nothing, a summary of what came
     before (in either role), or a message of no transcript."""
-    from nanohermes_nb.compaction import excerpt_records
+    from nanohermes_nb.context.compaction import excerpt_records
 
     earlier = ExtractiveSummarizer().summarize_records(excerpt_records(msgs[1:p])) or "nothing"
     note = f"{SUMMARY_HEADER}\n{earlier}"
@@ -259,8 +266,12 @@ def test_a_run_read_in_place_summarizes_as_its_records_do(corpus):
     kind and for summary limits small enough that a run's new items fall short."""
     import random
 
-    from nanohermes_nb.compaction import excerpt_parts, excerpt_records, summarize_dropped
-    from nanohermes_nb.recorded import RecordedSession
+    from nanohermes_nb.context.compaction import (
+        excerpt_parts,
+        excerpt_records,
+        summarize_dropped,
+    )
+    from nanohermes_nb.engine.recorded import RecordedSession
 
     rng = random.Random(7)
     shapes = [{}, {"max_decisions": 1, "max_paths": 2}, {"max_words": 40}]
@@ -287,7 +298,7 @@ def test_a_run_read_in_place_summarizes_as_its_records_do(corpus):
 
 
 def test_a_list_that_is_not_one_run_of_the_transcript_is_read_message_by_message():
-    from nanohermes_nb.compaction import excerpt_parts, excerpt_records
+    from nanohermes_nb.context.compaction import excerpt_parts, excerpt_records
 
     msgs = session(6, body="see src/a.py")
     cache = {"transcript": msgs}

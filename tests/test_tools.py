@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes_nb.budgets import DEFAULT_BUDGETS, Budgets
-from nanohermes_nb.tools import TOOL_NAMES, TOOL_SPECS, Tools, ToolError, html_to_text, tool_specs
+from nanohermes_nb.agent.tools.toolbox import (
+    TOOL_NAMES,
+    TOOL_SPECS,
+    ToolError,
+    Tools,
+    html_to_text,
+    tool_specs,
+)
+from nanohermes_nb.context.budgets import DEFAULT_BUDGETS, Budgets
 
 E = "\u2026"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BY_NAME, ROOT, VENDORED, canonical_sha256, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanohermes_nb.transcripts import reading as tr
 from nanohermes_nb.transcripts import (
     Transcript,
     TranscriptError,
@@ -28,8 +28,7 @@ from nanohermes_nb.transcripts import (
     load_transcript,
     load_transcripts,
 )
-
-from conftest import BY_NAME, ROOT, VENDORED, canonical_sha256, corpus_files
+from nanohermes_nb.transcripts import reading as tr
 
 MALFORMED = Path(__file__).resolve().parent / "malformed"
 

@@ -14,11 +14,12 @@ import time
 import tracemalloc
 
 import pytest
+from builders import session
+from servers import BOMB_BYTES, Hostile, chat_reply
 
-from nanohermes_nb import OpenAICompatibleSummarizer, SummarizerError, compact
-from nanohermes_nb import transport as tp
-from nanohermes_nb.compaction import PLACEHOLDER_NOTE
-from nanohermes_nb.transport import (
+from nanohermes_nb import OpenAICompatibleSummarizer, compact
+from nanohermes_nb.agent import transport as tp
+from nanohermes_nb.agent.transport import (
     AddressRefused,
     APIKeyError,
     ChatClient,
@@ -31,9 +32,8 @@ from nanohermes_nb.transport import (
     fetch,
     is_public_address,
 )
-
-from builders import session
-from servers import BOMB_BYTES, Hostile, chat_reply
+from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE
+from nanohermes_nb.context.summarizers import SummarizerError
 
 pytestmark = pytest.mark.timeout(30)
 

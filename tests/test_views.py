@@ -7,12 +7,15 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from builders import SYSTEM, assistant, session, tool, tool_round, user
+from builders import cut_on_tool_result as known
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 
 import nanohermes_nb
-from nanohermes_nb import clamp_report, compact, load_transcript, measure_each, replay, sweep
-from nanohermes_nb.report import STATUS_COLOURS
+from nanohermes_nb import compact, load_transcript, replay, sweep
+from nanohermes_nb.context.clamp import clamp_report
+from nanohermes_nb.context.sizing import measure_each
 from nanohermes_nb.views import plots, tables, widgets
 from nanohermes_nb.views.plots import (
     composition_frame,
@@ -23,6 +26,7 @@ from nanohermes_nb.views.plots import (
     plot_sweep,
     plot_tool_sizes,
 )
+from nanohermes_nb.views.report import STATUS_COLOURS
 from nanohermes_nb.views.tables import compaction_table, message_table
 from nanohermes_nb.views.widgets import (
     budget_explorer,
@@ -32,10 +36,6 @@ from nanohermes_nb.views.widgets import (
     explore_clamp,
     explore_cut,
 )
-
-from builders import SYSTEM, assistant, session, tool, tool_round, user
-from builders import cut_on_tool_result as known
-
 
 pytestmark = pytest.mark.usefixtures("close_figures")
 
@@ -441,7 +441,7 @@ def test_lazy_exports_and_backend():
 def test_tables_escape_message_text():
     from builders import SYSTEM, user
 
-    from nanohermes_nb import message_table
+    from nanohermes_nb.views import message_table
 
     html_out = message_table([SYSTEM, user("<b>bold?</b> and <MASKED>")]).to_html()
     assert "&lt;MASKED&gt;" in html_out and "<b>bold?</b>" not in html_out

@@ -19,14 +19,14 @@ counts cases, and its note says so.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..frames import frame
-from ..messages import Message, calls_of, role_of
-from ..recorded import prepare
+from ..context.messages import Message, calls_of, role_of
+from ..engine.frames import frame
+from ..engine.recorded import prepare
 
 __all__ = [
     "Peer",

@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import agreement
 from ..transcripts import iter_transcript_paths
+from . import agreement
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,9 +24,9 @@ by ``tests/test_peers_codex.py``.
 
 from __future__ import annotations
 
-from ..policies.codex import CODEX_SUMMARY_PREFIX
+from ..context.sizing import message_size
 from ..policies import CodexPolicy, apply_policy
-from ..sizing import message_size
+from ..policies.codex import CODEX_SUMMARY_PREFIX
 from . import Pinned, PinnedCase, register_pinned
 
 __all__ = ["CODEX_REPO", "COMPACT_COMMIT", "SUITE_COMMIT", "codex_cases", "run_case", "CODEX_PINNED"]

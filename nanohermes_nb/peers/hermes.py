@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from ..messages import Message
+from ..context.messages import Message
 from ..policies import apply_policy
 from ..policies.hermes_agent import HermesAgentPolicy
 from . import STUB_SUMMARY, Peer, register_peer

@@ -26,10 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from ..messages import Message, role_of
+from ..context.messages import Message, role_of
+from ..context.sizing import Meter, measure_each
 from ..policies import apply_policy, resolve_policy
 from ..policies.langchain_trim import SYSTEM_ROLES
-from ..sizing import Meter, measure_each
 from . import STUB_SUMMARY, Peer, register_peer
 
 __all__ = ["Bridge", "BRIDGE", "available", "version", "trim_real", "trim_port", "clear_real", "clear_port",

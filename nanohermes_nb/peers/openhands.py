@@ -50,10 +50,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Message, call_id, call_name, calls_of, pair_tool_results, role_of, text_of
+from ..context.messages import (
+    Message,
+    call_id,
+    call_name,
+    calls_of,
+    pair_tool_results,
+    role_of,
+    text_of,
+)
+from ..context.sizing import message_size
 from ..policies import apply_policy
 from ..policies.observation_masking import ObservationMaskingPolicy
-from ..sizing import message_size
 from . import STUB_SUMMARY, Peer, register_peer
 
 __all__ = [

@@ -33,8 +33,8 @@ with ``env.tokens()``, shares of the trigger are taken of ``env.budget``. See
 
 from __future__ import annotations
 
-from ..messages import repair_tool_pairs
-from ..summarizers import PREVIOUS_SUMMARY_ROLE
+from ..context.messages import repair_tool_pairs
+from ..context.summarizers import PREVIOUS_SUMMARY_ROLE
 from .base import (
     POLICIES,
     Applied,
@@ -49,13 +49,13 @@ from .base import (
     register,
     resolve_policy,
 )
-from .nanohermes import NanoHermesPolicy
-from .langchain_trim import LangChainTrimPolicy
-from .hermes_agent import HermesAgentPolicy
-from .codex import CodexPolicy
-from .observation_masking import ObservationMaskingPolicy
 from .clear_tool_uses import ClearToolUsesPolicy
+from .codex import CodexPolicy
+from .hermes_agent import HermesAgentPolicy
 from .langchain_summarize import LangChainSummarizePolicy
+from .langchain_trim import LangChainTrimPolicy
+from .nanohermes import NanoHermesPolicy
+from .observation_masking import ObservationMaskingPolicy
 
 __all__ = [
     "Event",
@@ -64,7 +64,6 @@ __all__ = [
     "Applied",
     "apply_policy",
     "resolve_policy",
-    "get_policy",
     "accepts_option",
     "policy_options",
     "over_budget",
@@ -82,4 +81,3 @@ __all__ = [
     "PREVIOUS_SUMMARY_ROLE",
 ]
 
-get_policy = resolve_policy  # the earlier name

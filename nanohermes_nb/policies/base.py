@@ -19,14 +19,14 @@ ones are the same objects.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..budgets import over_budget
-from ..messages import Message
-from ..sizing import Meter, message_size
-from ..summarizers import Summarizer
+from ..context.budgets import over_budget
+from ..context.messages import Message
+from ..context.sizing import Meter, message_size
+from ..context.summarizers import Summarizer
 
 __all__ = [
     "Event",

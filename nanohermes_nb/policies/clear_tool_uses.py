@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..messages import Message, call_id, call_name, calls_of, role_of
+from ..context.messages import Message, call_id, call_name, calls_of, role_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 
 

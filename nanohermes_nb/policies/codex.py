@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ..compaction import SUMMARY_HEADER, is_summary_message, register_summary_prefix, summarize_dropped
-from ..messages import Message, role_of, text_of
+from ..context.compaction import (
+    SUMMARY_HEADER,
+    is_summary_message,
+    register_summary_prefix,
+    summarize_dropped,
+)
+from ..context.messages import Message, role_of, text_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 
 # Codex's summary_prefix.md (openai/codex codex-rs/core/templates/compact/summary_prefix.md @50a53333,
@@ -137,6 +142,10 @@ class CodexPolicy(Policy):
     compact prompt). A failed summarizer gives the lab's placeholder (Codex
     would fail the compaction turn and keep the history). Codex's trigger (the
     auto-compact token limit) is replaced by the lab trigger.
+
+    Constants as options: ``user_message_max_tokens`` (the 20,000),
+    ``summary_role`` (``"user"``, as Codex sends it) and ``excerpt_tool_calls``
+    (calls rendered in the summarizer's excerpt, as Codex's history shows them).
 
     Options (off by default): ``token_count="meter"`` counts the 20,000 with
     ``env.tokens()`` (cl100k by default: the lab's earlier reading).

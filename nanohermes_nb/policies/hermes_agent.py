@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..compaction import ask_summarizer, excerpt_records
-from ..messages import Message, pair_tool_results, tool_call_of
-from ..summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
+from ..context.compaction import ask_summarizer, excerpt_records
+from ..context.messages import Message, pair_tool_results, tool_call_of
+from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 from .hermes_text import (
     COMPACTION_NOTE,
@@ -111,6 +111,13 @@ class HermesAgentPolicy(Policy):
     before" is "a hermes summary is in the context". The trigger side of hermes
     (threshold floors, anti-thrashing, the summary-failure cooldown) decides
     *when* to compact and stays outside the policy.
+
+    hermes' other constants, as options: ``max_tail_message_floor`` (8) and
+    ``tail_soft_factor`` (1.5) bound the protected tail; ``prune_min_chars`` and
+    ``dedup_min_chars`` (200) are the sizes below which old tool results are
+    left alone; ``tool_args_max_chars`` (500) and ``tool_args_head_chars`` (200)
+    shrink long tool-call arguments; ``excerpt_tool_calls`` renders calls in the
+    summarizer's excerpt.
     """
 
     protect_first_n: int = 3

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..compaction import register_summary_prefix
+from ..context.compaction import register_summary_prefix
 
 __all__ = [
     "TASK_HEADING",

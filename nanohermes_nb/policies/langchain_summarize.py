@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ..compaction import PLACEHOLDER_NOTE, ask_summarizer, excerpt_records, register_summary_prefix
-from ..messages import Message, call_id, calls_of, role_of
-from ..summarizers import Summarizer, default_summarizer
+from ..context.compaction import (
+    PLACEHOLDER_NOTE,
+    ask_summarizer,
+    excerpt_records,
+    register_summary_prefix,
+)
+from ..context.messages import Message, call_id, calls_of, role_of
+from ..context.summarizers import Summarizer, default_summarizer
 from .base import Event, Policy, PolicyEnv, make_event, register
 from .langchain_trim import SYSTEM_ROLES, trim_last
 

@@ -8,11 +8,11 @@ messages it hands to the summarizer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..messages import Message, role_of
+from ..context.messages import Message, role_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 
 __all__ = ["LangChainTrimPolicy", "trim_last", "SYSTEM_ROLES"]

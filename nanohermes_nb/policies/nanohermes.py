@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..compaction import CUT_DIRECTIONS, SUMMARY_ROLES, compact
+from ..context.compaction import CUT_DIRECTIONS, SUMMARY_ROLES, compact
 from .base import Event, Policy, PolicyEnv, check_positive, register
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..messages import Message, call_id, calls_of, role_of, text_of
+from ..context.messages import Message, call_id, calls_of, role_of, text_of
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 
 WINDOWS = ("events", "tool_results")

@@ -20,7 +20,14 @@ legacy form, ``anthropic``, ``swe_agent`` for mini-swe-agent and SWE-agent,
 """
 
 from .base import OPENAI_ROLES, TEXT_JOINER, Transcript, TranscriptError
-from .loader import FORMATS, SKIPPED_NAMES, TRANSCRIPT_SUFFIXES, iter_transcript_paths, load_transcript, load_transcripts
+from .loader import (
+    FORMATS,
+    SKIPPED_NAMES,
+    TRANSCRIPT_SUFFIXES,
+    iter_transcript_paths,
+    load_transcript,
+    load_transcripts,
+)
 
 __all__ = [
     "Transcript",

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .anthropic import anthropic_system
-from .base import Bad, Message, PathLike, Transcript, TranscriptError, by_line, indexed, kind
+from .base import (
+    Bad,
+    Message,
+    PathLike,
+    Transcript,
+    TranscriptError,
+    by_line,
+    indexed,
+    kind,
+)
 from .langchain import from_langchain, is_langchain
 from .openai import openai_items
 from .openhands import from_openhands

@@ -22,7 +22,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..ledger import Ledger
+from ..engine.ledger import Ledger
 from .plots import plot_ledger, plural
 from .tables import compaction_table
 from .widgets import _Explorer, figure_pane, render, totals_line, wipe

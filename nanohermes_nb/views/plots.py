@@ -22,10 +22,11 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Polygon, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from ..clamp import clamp_report
-from ..compaction import is_summary_message
-from ..ledger import replay
-from ..sizing import UNITS, Meter, text_of
+from ..context.clamp import clamp_report
+from ..context.compaction import is_summary_message
+from ..context.messages import text_of
+from ..context.sizing import UNITS, Meter
+from ..engine.ledger import replay
 
 __all__ = [
     "plot_ledger",

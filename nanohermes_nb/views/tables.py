@@ -10,15 +10,14 @@ sizes drawn as bars.
 from __future__ import annotations
 
 import html
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from .. import report
-from ..frames import frame as text_frame
-from ..sizing import UNITS, measure_each
+from ..context.sizing import UNITS, measure_each
+from ..engine.frames import frame as text_frame
+from . import report
 
 __all__ = [
     "message_frame",

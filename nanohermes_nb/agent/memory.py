@@ -1,0 +1,536 @@
+"""Long-term memory: short entries on disk, BM25 retrieval, a small block at the end of messages[0].
+
+The store is a JSON file (default ``~/.nanohermes/memory.json``) of at most
+``memory_max_entries`` entries, each cut to ``memory_max_text_chars`` characters on
+write; the oldest entries are evicted first. Writes are atomic and made under an
+advisory lock, so concurrent writers lose nothing; a corrupt file is reported and
+left alone. Each turn, ``inject`` retrieves the top entries for
+the user's query (BM25 over English words and jieba-segmented Chinese), renders
+them within ``memory_inject_char_budget`` characters, and swaps the block at the
+end of the system message, so the rest of the prefix stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import functools
+import json
+import logging
+import os
+import re
+import stat
+import tempfile
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..context.budgets import DEFAULT_BUDGETS, Budgets
+
+__all__ = [
+    "MemoryEntry",
+    "MemoryStore",
+    "MemoryStoreError",
+    "MemoryIndex",
+    "BLOCK_START",
+    "BLOCK_END",
+    "BLOCK_HEADER",
+    "default_memory_path",
+    "tokenize",
+    "render_block",
+    "set_block",
+    "inject",
+]
+
+BLOCK_START = "<nanohermes-memory>"
+BLOCK_END = "</nanohermes-memory>"
+BLOCK_HEADER = ("Relevant memories retrieved from past sessions (distilled automatically from "
+                "earlier conversations; for reference only, the user's current instruction "
+                "takes precedence):")
+_BLOCK_SEPARATOR = "\n\n"  # between the system text and an appended block
+_STORE_VERSION = 1
+LOCK_WAIT = 10.0  # seconds a writer waits for another one before giving up
+# the store's layout: one entry per line, readable and diffable
+_HEAD = f'{{\n "version": {_STORE_VERSION},\n "entries": [\n  '
+_SEP = ",\n  "
+_FOOT = "\n ]\n}\n"
+_EMPTY = f'{{\n "version": {_STORE_VERSION},\n "entries": []\n}}\n'
+
+
+class MemoryStoreError(Exception):
+    """The memory file cannot be used as it is; the message names the file and the place."""
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One remembered line: its kind (e.g. preference, fact, project) and its short text."""
+
+    kind: str
+    text: str
+    created: str = ""  # ISO 8601 UTC, set when the store writes it
+
+
+def default_memory_path() -> Path:
+    """``~/.nanohermes/memory.json`` (follows $HOME)."""
+    return Path.home() / ".nanohermes" / "memory.json"
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
+_TOKEN_RE = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W{_CJK}]+(?:[./\\:#@-][^\W{_CJK}]+)*)"
+)
+_JOINERS = re.compile(r"[./\\:#@_-]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_EN_STOP = frozenset(
+    "a an and are as at be by do for from has have i in is it its of on or so that the "
+    "this to was we were will with you your".split()
+)
+_ZH_STOP = frozenset("的 了 是 在 和 与 或 也 就 都 而 及 着 吗 呢 吧 啊 把 被 让 给 这 那 我 你 他 她 它".split())
+
+
+@functools.lru_cache(maxsize=None)
+def _jieba() -> Any:
+    """jieba, imported on first Chinese text, with its startup log silenced."""
+    import jieba
+
+    jieba.setLogLevel(logging.ERROR)
+    logging.getLogger("jieba").setLevel(logging.ERROR)
+    jieba.initialize()
+    return jieba
+
+
+def _word_tokens(word: str) -> list[str]:
+    """A word or identifier/path: the whole lowered token, plus its parts when it has any."""
+    low = word.lower()
+    out = [] if low in _EN_STOP else [low]
+    parts = [p for p in _JOINERS.split(word) if p]
+    pieces: list[str] = []
+    for part in parts:
+        pieces.extend(_CAMEL.findall(part) if part.isascii() else [part])
+    if len(pieces) > 1:
+        out.extend(p.lower() for p in pieces
+                   if (len(p) > 1 or p.isdigit()) and p.lower() not in _EN_STOP)
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 terms: lowered English words, identifiers and paths (whole and split), jieba-cut Chinese."""
+    tokens: list[str] = []
+    for m in _TOKEN_RE.finditer(text):
+        if m.group("cjk"):
+            tokens.extend(t for t in _jieba().lcut_for_search(m.group("cjk"))
+                          if t.strip() and t not in _ZH_STOP)
+        else:
+            tokens.extend(_word_tokens(m.group("word")))
+    return tokens
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+class MemoryIndex:
+    """A BM25 index (bm25s) over a fixed list of entries; rank them for a query."""
+
+    def __init__(self, entries: Sequence[MemoryEntry]) -> None:
+        import bm25s
+
+        self.entries = tuple(entries)
+        self._bm25 = None
+        if self.entries:
+            self._bm25 = bm25s.BM25()
+            corpus = [tokenize(f"{e.kind} {e.text}") for e in self.entries]
+            self._bm25.index(corpus, show_progress=False)
+
+    def scored(self, query: str, k: int) -> list[tuple[MemoryEntry, float]]:
+        """The ``k`` best entries with their scores; zero scores dropped, ties to the newer entry."""
+        if self._bm25 is None or k <= 0:
+            return []
+        terms = [t for t in tokenize(query) if t in self._bm25.vocab_dict and t]
+        if not terms:
+            return []
+        scores = self._bm25.get_scores(terms)
+        order = sorted(range(len(self.entries)), key=lambda i: (-float(scores[i]), -i))
+        return [(self.entries[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
+
+    def search(self, query: str, k: int) -> list[MemoryEntry]:
+        return [e for e, _ in self.scored(query, k)]
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class MemoryStore:
+    """Memory entries in one JSON file, oldest first; at most ``memory_max_entries``.
+
+    Every read checks the file; every write is read-modify-write under an advisory
+    ``flock`` on the store's folder (another writer waits, at most ``LOCK_WAIT``
+    seconds), atomic (temp file in the same folder, fsync, ``os.replace``), and
+    refused when the file on disk is unreadable, so a damaged store is never
+    overwritten. Temp files left by a writer that was killed are removed by the
+    next writer, under the lock (a live writer's temp file exists only while it
+    holds the lock).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 budgets: Budgets = DEFAULT_BUDGETS) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_memory_path()
+        self.budgets = budgets
+        self._stamp: tuple[int, int, int] | None = None
+        self._entries: tuple[MemoryEntry, ...] = ()
+        self._index: MemoryIndex | None = None
+        self._lines: dict[str, MemoryEntry] = {}  # a store line already parsed -> its entry
+        self._texts: dict[MemoryEntry, str] = {}  # an entry -> its store line
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({str(self.path)!r})"
+
+    # ---- reading
+
+    def _fail(self, what: str) -> MemoryStoreError:
+        return MemoryStoreError(f"{self.path}: {what}; the file was left untouched")
+
+    def _parse(self, raw: bytes) -> tuple[MemoryEntry, ...]:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise self._fail(f"not UTF-8 text (bad byte at offset {e.start})") from None
+        if not text.strip():
+            return ()
+        known = self._parse_known(text)
+        if known is not None:
+            return known
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise self._fail(f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:
+            raise self._fail("not a memory store: nested too deeply") from None
+        except ValueError as e:  # e.g. an integer of more than 4,300 digits
+            raise self._fail(f"not a memory store: {e}") from None
+        items = data.get("entries") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise self._fail("expected an object with an 'entries' list")
+        return tuple(self._entry(i, item) for i, item in enumerate(items))
+
+    def _parse_known(self, text: str) -> tuple[MemoryEntry, ...] | None:
+        """The entries of a file in the layout ``_write`` produces, reusing the lines seen
+        before (a writer re-reads the store on every add); None for any other layout.
+
+        Each line is a complete JSON object (JSON escapes line breaks inside strings),
+        so header, lines and footer checked here make a valid document.
+        """
+        if not (text.startswith(_HEAD) and text.endswith(_FOOT)) or text == _EMPTY:
+            return () if text == _EMPTY else None
+        lines = text[len(_HEAD):-len(_FOOT)].split(_SEP)
+        out = []
+        for i, line in enumerate(lines):
+            entry = self._lines.get(line)
+            if entry is None:
+                try:
+                    item = json.loads(line)
+                except (ValueError, RecursionError):
+                    return None  # let the general parse report it
+                entry = self._entry(i, item)
+                self._remember(line, entry)
+            out.append(entry)
+        return tuple(out)
+
+    def _remember(self, line: str, entry: MemoryEntry) -> None:
+        if len(self._lines) > 4 * max(self.budgets.memory_max_entries, 1000):
+            self._lines.clear()
+            self._texts.clear()
+        self._lines[line] = entry
+        self._texts[entry] = line
+
+    def _line(self, entry: MemoryEntry) -> str:
+        line = self._texts.get(entry)
+        if line is None:
+            line = json.dumps({"kind": entry.kind, "text": entry.text, "created": entry.created}, ensure_ascii=False)
+            self._remember(line, entry)
+        return line
+
+    def _entry(self, i: int, item: Any) -> MemoryEntry:
+        if not isinstance(item, dict):
+            raise self._fail(f"entries[{i}] is not an object")
+        kind, body, created = item.get("kind"), item.get("text"), item.get("created", "")
+        if not isinstance(kind, str) or not isinstance(body, str):
+            raise self._fail(f"entries[{i}] needs string 'kind' and 'text'")
+        if created is None:
+            created = ""
+        if not isinstance(created, str):
+            raise self._fail(f"entries[{i}] 'created' must be a string (an ISO 8601 time)")
+        return MemoryEntry(kind, body, created)
+
+    def _read(self, fresh: bool = False) -> tuple[tuple[int, int, int] | None, tuple[MemoryEntry, ...]]:
+        """(stamp, entries) of the file as it is now; a missing file is an empty store.
+
+        ``fresh`` skips the cache: a writer must not trust (mtime, size, inode), since
+        a freed inode number can come back with the same size within one clock tick.
+        """
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None, ()
+        except OSError as e:
+            raise self._fail(f"cannot be read ({e.strerror})") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise self._fail("is not a regular file")
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp == self._stamp and not fresh:
+            return stamp, self._entries
+        try:
+            raw = self.path.read_bytes()
+        except OSError as e:
+            raise self._fail(f"cannot be read ({e.strerror})") from None
+        return stamp, self._parse(raw)
+
+    def entries(self) -> tuple[MemoryEntry, ...]:
+        """The stored entries, oldest first (empty when the file does not exist yet)."""
+        stamp, entries = self._read()
+        if stamp != self._stamp or entries is not self._entries:
+            self._stamp, self._entries, self._index = stamp, entries, None
+        return self._entries
+
+    def __len__(self) -> int:
+        return len(self.entries())
+
+    # ---- writing
+
+    def _normalize(self, item: MemoryEntry | Mapping[str, Any] | tuple[str, str]) -> MemoryEntry:
+        if isinstance(item, MemoryEntry):
+            kind, text, created = item.kind, item.text, item.created
+        elif isinstance(item, Mapping):
+            kind, text, created = item.get("kind"), item.get("text"), item.get("created", "")
+        elif isinstance(item, tuple) and len(item) == 2:
+            (kind, text), created = item, ""
+        else:
+            raise TypeError(f"a memory entry must be a MemoryEntry, a dict or (kind, text), got {item!r}")
+        if not isinstance(kind, str) or not _one_line(kind):
+            raise ValueError(f"memory kind must be a non-empty string, got {kind!r}")
+        if not isinstance(text, str) or not _one_line(text):
+            raise ValueError(f"memory text must be a non-empty string, got {text!r}")
+        cap = self.budgets.memory_max_text_chars
+        return MemoryEntry(_one_line(kind), _one_line(text)[:cap], created or _now())
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive advisory lock on the store's folder (no lock file to leave behind)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        if not _lock(fd, LOCK_WAIT):
+            raise MemoryStoreError(f"{self.path}: another writer has held the store's lock for "
+                                   f"{LOCK_WAIT:g} s; nothing was written")
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def _temp_prefix(self) -> str:
+        return f".{self.path.name}."
+
+    def _remove_stale_temps(self) -> None:
+        """Temp files of writers that died mid-write (only called under the lock)."""
+        prefix = self._temp_prefix()
+        for entry in os.scandir(self.path.parent):
+            if entry.name.startswith(prefix) and entry.name.endswith(".tmp") and entry.is_file(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+    def _write(self, entries: Sequence[MemoryEntry]) -> None:
+        """Replace the file atomically: a crash leaves the old file or the new one, never half."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = _HEAD + _SEP.join(self._line(e) for e in entries) + _FOOT if entries else _EMPTY
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self._temp_prefix(), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        _fsync_folder(self.path.parent)
+
+    def add_many(self, items: Iterable[MemoryEntry | Mapping[str, Any] | tuple[str, str]]
+                 ) -> list[MemoryEntry]:
+        """Append entries (text cut to ``memory_max_text_chars``), evict the oldest, write once.
+
+        The file is read again under the lock, so an entry another process added
+        in the meantime is kept.
+        """
+        new = [self._normalize(item) for item in items]
+        with self._locked():
+            self._remove_stale_temps()
+            _, current = self._read(fresh=True)  # raises on an unreadable file: nothing is written
+            entries = list(current) + new
+            cap = self.budgets.memory_max_entries
+            if len(entries) > cap:
+                entries = entries[len(entries) - cap:]
+            self._write(entries)
+        return new
+
+    def add(self, kind: str, text: str) -> MemoryEntry:
+        """Remember one line; the oldest entry goes when the store is full."""
+        return self.add_many([(kind, text)])[0]
+
+    # ---- retrieval
+
+    def index(self) -> MemoryIndex:
+        """The BM25 index of the current entries (rebuilt only when the file changed)."""
+        entries = self.entries()
+        if self._index is None or self._index.entries is not entries:
+            self._index = MemoryIndex(entries)
+        return self._index
+
+    def scored(self, query: str, k: int | None = None) -> list[tuple[MemoryEntry, float]]:
+        """Top ``k`` entries (default ``memory_inject_top_k``) with their BM25 scores."""
+        return self.index().scored(query, self.budgets.memory_inject_top_k if k is None else k)
+
+    def search(self, query: str, k: int | None = None) -> list[MemoryEntry]:
+        """Top ``k`` entries for ``query`` by BM25, best first; only entries sharing a term."""
+        return [e for e, _ in self.scored(query, k)]
+
+
+def _lock(fd: int, seconds: float) -> bool:
+    """``flock(fd, LOCK_EX)`` waiting at most ``seconds``; False (fd closed) on timeout.
+
+    The wait is a blocking ``flock`` in a helper thread: the kernel hands the lock
+    to a waiter as soon as it is released, where polling with ``LOCK_NB`` would
+    let a busy writer take it again and again and starve the others.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        pass
+    state = {"given_up": False}
+    guard = threading.Lock()
+    got = threading.Event()
+
+    def wait() -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with guard:
+            if state["given_up"]:
+                os.close(fd)  # too late: release it at once
+                return
+            got.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    if got.wait(seconds):
+        return True
+    with guard:
+        if got.is_set():
+            return True
+        state["given_up"] = True
+    return False
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every filesystem allows it)."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# --------------------------------------------------------------------------- the block
+
+
+def _field(entry: Any, name: str) -> str:
+    value = entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+    if isinstance(value, Enum):
+        value = value.value
+    if value is None:
+        raise ValueError(f"memory entry {entry!r} has no {name!r}")
+    return str(value)
+
+
+def render_block(entries: Sequence[Any], budgets: Budgets = DEFAULT_BUDGETS) -> str:
+    """The memory block for already-ranked entries; '' when there are none.
+
+    Entry lines ``\\n- [kind] text`` are added while their running character count
+    stays within ``memory_inject_char_budget``; the first that does not fit ends the
+    block, even if a later, shorter one would fit (lower ranks are worth less).
+    """
+    chosen = list(entries)[:budgets.memory_inject_top_k]
+    if not chosen:
+        return ""
+    out = [BLOCK_START, "\n", BLOCK_HEADER, "\n"]
+    used = 0
+    for entry in chosen:
+        line = f"\n- [{_field(entry, 'kind')}] {_field(entry, 'text')}"
+        if used + len(line) > budgets.memory_inject_char_budget:
+            break
+        used += len(line)
+        out.append(line)
+    out.extend(["\n", BLOCK_END])
+    return "".join(out)
+
+
+def _strip_blocks(text: str) -> str:
+    """``text`` without any memory block (and the separator that joined it)."""
+    while True:
+        start = text.find(BLOCK_START)
+        if start < 0:
+            return text
+        end = text.find(BLOCK_END, start + len(BLOCK_START))
+        stop = len(text) if end < 0 else end + len(BLOCK_END)
+        if text.endswith(_BLOCK_SEPARATOR, 0, start):
+            start -= len(_BLOCK_SEPARATOR)
+        text = text[:start] + text[stop:]
+
+
+def set_block(system_text: str, block: str) -> str:
+    """``system_text`` with its memory block replaced by ``block``, placed at the very end.
+
+    An empty ``block`` only removes the old one; setting again never accumulates.
+    """
+    base = _strip_blocks(system_text)
+    if not block:
+        return base
+    return f"{base}{_BLOCK_SEPARATOR}{block}" if base else block
+
+
+def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any = None,
+           budgets: Budgets = DEFAULT_BUDGETS) -> list[Mapping[str, Any]]:
+    """A new message list whose system message carries the top-k memory block for ``query``.
+
+    ``store`` is anything with ``search(query, k)``; by default the ``MemoryStore``
+    at ``~/.nanohermes/memory.json``. The input list and its messages are never mutated.
+    """
+    store = MemoryStore() if store is None else store
+    block = render_block(store.search(query, budgets.memory_inject_top_k), budgets)
+    rest = list(messages)
+    if rest and isinstance(rest[0], Mapping) and rest[0].get("role") == "system":
+        content = rest[0].get("content", "")
+        if not isinstance(content, str):
+            raise TypeError("inject needs messages[0]['content'] to be a string")
+        return [{**rest[0], "content": set_block(content, block)}, *rest[1:]]
+    if not block:
+        return rest
+    return [{"role": "system", "content": block}, *rest]

@@ -1,0 +1,434 @@
+"""Compaction: when the session outgrows its budget, swap the old part for a summary.
+
+``compact`` reproduces NanoHermes (SPEC sections 3 and 4) by default and never
+touches the caller's list. Three options, off by default, each teach a fix:
+
+- ``summary_role="user"``: Gemini and Anthropic reject a system message after the
+  first, so the summary travels as a user message instead.
+- ``excerpt_tool_calls=True``: render each call as ``name(arguments)`` in the
+  excerpt, the article's own suggestion, so the summarizer sees which file was
+  read or edited.
+- ``cut="backward"``: move the cut back to the assistant message that owns the
+  tool results (keeping more) instead of forward past them (keeping less).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .budgets import over_budget
+from .messages import calls_of, render_call, role_of, text_of
+from .sizing import Meter, message_size
+from .summarizers import RecordRun, Summarizer, default_summarizer
+
+__all__ = [
+    "SUMMARY_HEADER",
+    "register_summary_prefix",
+    "PLACEHOLDER_NOTE",
+    "CUT_DIRECTIONS",
+    "naive_cut",
+    "find_cut",
+    "find_cut_backward",
+    "build_excerpt",
+    "excerpt_records",
+    "excerpt_parts",
+    "compact",
+    "compact_at",
+    "CompactionResult",
+    "summarize_dropped",
+    "ask_summarizer",
+    "rust_trim",
+    "is_summary_message",
+]
+
+SUMMARY_HEADER = "[Earlier conversation summary]"
+PLACEHOLDER_NOTE = "[Earlier conversation was omitted to keep the context small]"
+CUT_DIRECTIONS = ("forward", "backward")
+SUMMARY_ROLES = ("system", "user", "assistant")
+
+# Rust's str::trim strips Unicode White_Space; Python's str.strip() also strips
+# U+001C..U+001F. Use Rust's set so the excerpt is byte-identical to the original.
+_RUST_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def rust_trim(text: str) -> str:
+    return text.strip(_RUST_WHITESPACE)
+
+
+def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """Where the cut falls before any adjustment: ``len - keep_recent`` (never below 0)."""
+    return max(len(messages) - keep_recent, 0)
+
+
+def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """The first kept message: the naive cut moved forward past tool results (SPEC 3.2)."""
+    start = naive_cut(messages, keep_recent)
+    while start < len(messages) and role_of(messages[start]) == "tool":
+        start += 1
+    return start
+
+
+def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+    """The naive cut moved back to the assistant message that owns the tool results."""
+    start = naive_cut(messages, keep_recent)
+    while 0 < start < len(messages) and role_of(messages[start]) == "tool":
+        start -= 1
+    return start
+
+
+def _records_of(m: Mapping[str, Any], tool_calls: bool) -> tuple[tuple[str, str], ...]:
+    role = role_of(m)
+    role = role if isinstance(role, str) else "?"
+    content = rust_trim(text_of(m))
+    records = ((role, content),) if content else ()
+    if tool_calls:
+        records += tuple((role, render_call(call)) for call in calls_of(m))
+    return records
+
+
+def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
+                    cache: dict | None = None) -> list[tuple[str, str]]:
+    """The excerpt as ``(role, text)`` records, one per line it will hold.
+
+    ``cache`` (a dict kept for one transcript, see ``excerpt_parts``) lets a run
+    of the transcript's own messages be read from records built once.
+    """
+    head, run = excerpt_parts(messages, tool_calls=tool_calls, cache=cache)
+    return head + list(run)
+
+
+def excerpt_parts(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
+                  cache: dict | None = None) -> tuple[list[tuple[str, str]], RecordRun]:
+    """The excerpt's records as the records of some leading messages, then a run of the transcript's.
+
+    When ``cache`` holds the transcript the contexts are built from (the engine
+    puts it under ``"transcript"``), the messages after the first few that are
+    not the transcript's (the summary a policy wrote) are usually a stretch of
+    it, ``transcript[p:q]``: their records are then a stretch of the transcript's
+    records, built once. Otherwise every record is in the first part.
+    """
+    transcript = cache.get("transcript") if cache is not None else None
+    if transcript is not None:
+        key = ("excerpt", tool_calls)
+        index = cache.get(key)
+        if index is None:
+            index = cache[key] = _ExcerptIndex(transcript, tool_calls)
+        found = index.locate(messages)
+        if found is not None:
+            k, p, q = found
+            return [r for m in messages[:k] for r in _records_of(m, tool_calls)], index.run(p, q)
+    return [r for m in messages for r in _records_of(m, tool_calls)], _NO_RUN
+
+
+class _ExcerptIndex:
+    """One transcript's excerpt records, built once (as far as a run has asked): where each message is, and
+    where its records start."""
+
+    def __init__(self, transcript: Sequence[Mapping[str, Any]], tool_calls: bool) -> None:
+        self.transcript, self.tool_calls = transcript, tool_calls
+        self.position = {id(m): i for i, m in enumerate(transcript)}
+        self.records: list[tuple[str, str]] = []
+        self.starts = [0]
+        self.shared: dict = {}
+
+    def locate(self, messages: Sequence[Mapping[str, Any]]) -> tuple[int, int, int] | None:
+        """``(k, p, q)`` when ``messages[k:]`` equals ``transcript[p:q]`` and ``messages[:k]`` are not the
+        transcript's own objects; None when no such run ends the list."""
+        transcript, position = self.transcript, self.position
+        k = 0
+        while k < len(messages):
+            p = position.get(id(messages[k]))
+            if p is not None and transcript[p] is messages[k]:
+                break
+            k += 1
+        else:
+            return None
+        q = p + len(messages) - k
+        # equal messages give equal records; the comparison stops at the first difference
+        if q > len(transcript) or list(messages[k:]) != transcript[p:q]:
+            return None
+        return k, p, q
+
+    def run(self, p: int, q: int) -> RecordRun:
+        for m in self.transcript[len(self.starts) - 1:q]:
+            self.records.extend(_records_of(m, self.tool_calls))
+            self.starts.append(len(self.records))
+        return RecordRun(self.records, self.starts[p], self.starts[q], self.shared)
+
+
+_NO_RUN = RecordRun((), 0, 0, {})
+
+
+def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> str:
+    """The summarizer's input: one ``role: text`` line per message with text (SPEC 4).
+
+    Tool call names and arguments are left out, as in the original; with
+    ``tool_calls=True`` each call is added as ``role: name(arguments)``.
+    """
+    return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
+
+
+_SUMMARY_PREFIXES: list[str] = []  # how other systems' policies start their summaries (they register them)
+
+
+def register_summary_prefix(prefix: str) -> None:
+    """Teach ``is_summary_message`` another system's summary opening (a policy module calls this)."""
+    if prefix and prefix not in _SUMMARY_PREFIXES:
+        _SUMMARY_PREFIXES.append(prefix)
+
+
+def is_summary_message(message: Mapping[str, Any]) -> bool:
+    """True for a note a policy inserted: the lab's summary or placeholder, or a registered system's summary."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, str) and (
+        content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
+        or any(content.startswith(p) for p in _SUMMARY_PREFIXES)
+    )
+
+
+@dataclass(frozen=True)
+class _Summary:
+    note: str
+    called: bool
+    failure: str | None
+
+
+def summarize_dropped(
+    dropped: Sequence[Mapping[str, Any]],
+    summarizer: Summarizer | None = None,
+    *,
+    excerpt_tool_calls: bool = False,
+    cache: dict | None = None,
+) -> _Summary:
+    """Excerpt, one summarizer call, and the note; any failure gives the placeholder."""
+    summarizer = summarizer or _default()
+    head, run = excerpt_parts(dropped, tool_calls=excerpt_tool_calls, cache=cache)
+    if not head and not len(run):
+        return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
+    try:
+        reply = ask_summarizer(summarizer, head, run)
+    except Exception as exc:  # any failure of the extra call must not break the agent loop
+        return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
+    if reply is None:
+        return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned nothing")
+    if not isinstance(reply, str):
+        return _Summary(PLACEHOLDER_NOTE, True, f"the summarizer returned {type(reply).__name__}, not text")
+    reply = rust_trim(reply)
+    if not reply:
+        return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned an empty reply")
+    return _Summary(f"{SUMMARY_HEADER}\n{reply}", True, None)
+
+
+def ask_summarizer(summarizer: Summarizer, records: list[tuple[str, str]], run: RecordRun = _NO_RUN) -> Any:
+    """The one summarizer call on the excerpt ``records`` then ``run``, in the form the summarizer reads best.
+
+    A run of a transcript's records goes in place to a summarizer that reads
+    runs (``summarize_span``); records go as records to one that reads them
+    (``summarize_records``), skipping the excerpt text; any other callable gets
+    the text. Exceptions propagate: each policy has its own rule for a failed call.
+    """
+    span = getattr(summarizer, "summarize_span", None)
+    if span is not None and len(run):
+        return span(records, run)
+    direct = getattr(summarizer, "summarize_records", None)
+    if direct is not None:
+        return direct(records + list(run))
+    return summarizer("".join(f"{role}: {text}\n" for role, text in records + list(run)))
+
+
+_DEFAULT: list[Summarizer] = []
+
+
+def _default() -> Summarizer:
+    if not _DEFAULT:
+        _DEFAULT.append(default_summarizer())
+    return _DEFAULT[0]
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What one ``compact`` call did. ``cut`` is None when nothing happened."""
+
+    messages: list
+    dropped: list
+    cut: int | None
+    note: str | None
+    reason: str
+    naive_cut: int
+    adjusted_cut: int
+    size_before: int
+    size_after: int
+    budget: int
+    keep_recent: int
+    summarizer_called: bool = False
+    failure: str | None = None
+    forced: bool = False
+    summary_role: str = "system"
+    cut_direction: str = "forward"
+    source: list = field(default_factory=list, repr=False)
+
+    @property
+    def compacted(self) -> bool:
+        return self.cut is not None
+
+    @property
+    def dropped_count(self) -> int:
+        return len(self.dropped)
+
+    @property
+    def summary_message(self) -> dict | None:
+        return self.messages[1] if self.compacted else None
+
+    def rows(self) -> list[dict]:
+        """Before/after rows: every input message plus the inserted summary, with status."""
+        rows = []
+        moved = self.compacted and self.naive_cut != self.cut
+        for i, m in enumerate(self.source):
+            if not self.compacted or i == 0 or i >= self.cut:
+                status = "kept"
+                after = i if not self.compacted or i == 0 else i - self.cut + 2
+            else:
+                status = "dropped"
+                after = None
+            marker = ""
+            if self.compacted and i == self.cut:
+                marker = "cut"
+            if moved and i == self.naive_cut:
+                marker = "naive cut"
+            rows.append({"before": i, "after": after, "status": status, "marker": marker, "message": m})
+            if self.compacted and i == 0:
+                rows.append({"before": None, "after": 1, "status": "summary", "marker": "",
+                             "message": self.messages[1]})
+        return rows
+
+    def describe(self) -> str:
+        """One line on what happened and why."""
+        if not self.compacted:
+            return f"no compaction: {self.reason}"
+        how = "summary" if self.note and self.note.startswith(SUMMARY_HEADER) else "placeholder"
+        text = (
+            f"compacted: dropped {self.dropped_count} messages (1..{self.cut - 1}), cut at {self.cut}"
+            f" (naive {self.naive_cut}), {how} inserted; {self.size_before:,} -> {self.size_after:,}"
+        )
+        if self.failure:
+            text += f"; summarizer failed: {self.failure}"
+        return text
+
+    def _repr_html_(self) -> str:
+        from ..views.report import compaction_html
+
+        return compaction_html(self)
+
+
+def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[str, Any]], int], naive: int,
+               adjusted: int, summarizer: Summarizer | None, summary_role: str, excerpt_tool_calls: bool,
+               budget: int, keep_recent: int, force: bool, cut_direction: str, reason: str,
+               cache: dict | None = None) -> CompactionResult:
+    """Steps 4–5 of SPEC section 3: swap ``source[1:cut]`` for one summary message."""
+    dropped = source[1:cut]
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls, cache=cache)
+    note_message = {"role": summary_role, "content": summary.note}
+    kept = size_of(source[0]) + sum(map(size_of, source[cut:]))  # the few recent messages, not the many old
+    return CompactionResult(
+        messages=[source[0], note_message] + source[cut:],
+        dropped=dropped,
+        cut=cut,
+        note=summary.note,
+        reason=reason,
+        naive_cut=naive,
+        adjusted_cut=adjusted,
+        size_before=size,
+        size_after=kept + size_of(note_message),
+        budget=budget,
+        keep_recent=keep_recent,
+        summarizer_called=summary.called,
+        failure=summary.failure,
+        forced=force,
+        summary_role=summary_role,
+        cut_direction=cut_direction,
+        source=source,
+    )
+
+
+def compact_at(
+    messages: Sequence[Mapping[str, Any]],
+    cut: int,
+    *,
+    keep_recent: int = 10,
+    summarizer: Summarizer | None = None,
+    summary_role: str = "system",
+    excerpt_tool_calls: bool = False,
+    meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
+) -> CompactionResult:
+    """What ``compact`` would return had it cut at ``cut`` (the first kept message), no rule applied.
+
+    It shows what a hand-placed cut would leave, legal or not. ``cut <= 1`` drops nothing.
+    """
+    source = list(messages)
+    size_of = meter or message_size
+    size = sum(size_of(m) for m in source)
+    naive, rule = naive_cut(source, keep_recent), find_cut(source, keep_recent)
+    cut = min(max(cut, 0), len(source))
+    if cut <= 1:
+        return CompactionResult(source, [], None, None, f"the cut lands on {cut} (<= 1): nothing old enough to drop",
+                                naive, rule, size, size, 0, keep_recent, forced=True, summary_role=summary_role,
+                                cut_direction="hand", source=source)
+    return _apply_cut(source, cut, size=size, size_of=size_of, naive=naive, adjusted=rule, summarizer=summarizer,
+                      summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=0,
+                      keep_recent=keep_recent, force=True, cut_direction="hand",
+                      reason=f"cut placed by hand at {cut}")
+
+
+def compact(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    budget: int = 120_000,
+    keep_recent: int = 10,
+    summarizer: Summarizer | None = None,
+    force: bool = False,
+    summary_role: str = "system",
+    excerpt_tool_calls: bool = False,
+    cut: str = "forward",
+    meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
+    size: int | None = None,
+    cache: dict | None = None,
+) -> CompactionResult:
+    """Compact ``messages`` per SPEC section 3; the input list is never mutated.
+
+    ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
+    ``Meter`` in another unit to trigger on characters or tokens instead.
+    ``size`` is the context's size in that unit when the caller already knows it;
+    ``cache`` is a dict kept across calls on the same transcript (see ``excerpt_parts``).
+    """
+    if cut not in CUT_DIRECTIONS:
+        raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")
+    if summary_role not in SUMMARY_ROLES:
+        raise ValueError(f"summary_role must be one of {SUMMARY_ROLES}, got {summary_role!r}")
+    source = list(messages)
+    size_of = meter or message_size
+    if size is None:
+        size = sum(size_of(m) for m in source)
+    naive = naive_cut(source, keep_recent)
+    start = find_cut(source, keep_recent) if cut == "forward" else find_cut_backward(source, keep_recent)
+
+    def unchanged(reason: str) -> CompactionResult:
+        return CompactionResult(source, [], None, None, reason, naive, start, size, size, budget,
+                                keep_recent, forced=force, summary_role=summary_role,
+                                cut_direction=cut, source=source)
+
+    if not force:
+        if not over_budget(size, budget):
+            return unchanged(f"size {size:,} <= budget {budget:,}")
+        if len(source) <= keep_recent + 1:
+            return unchanged(f"only {len(source)} messages (<= keep_recent + 1 = {keep_recent + 1})")
+    if start <= 1:
+        return unchanged(f"the cut lands on {start} (<= 1): nothing old enough to drop")
+    return _apply_cut(source, start, size=size, size_of=size_of, naive=naive, adjusted=start, summarizer=summarizer,
+                      summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=budget,
+                      keep_recent=keep_recent, force=force, cut_direction=cut,
+                      reason="forced" if force else f"size {size:,} > budget {budget:,}", cache=cache)

