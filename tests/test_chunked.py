@@ -17,13 +17,14 @@ from builders import session
 from servers import completion_body, send, start_server
 
 import nanohermes_nb as nh
+from nanohermes_nb.agent.models import OpenAICompatibleSummarizer
 from nanohermes_nb.context.cached import CachedSummarizer, excerpt_key
 from nanohermes_nb.context.chunked import SummaryCost, fit_summary, merge_input, split_excerpt, window_exceeded
 from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE, SUMMARY_HEADER, build_excerpt
-from nanohermes_nb.agent.models import OpenAICompatibleSummarizer
 from nanohermes_nb.context.summarizers import SummarizerError, summary_prompt
 
 pytestmark = pytest.mark.timeout(60)
+KEEP4 = nh.NanoHermesPolicy(keep_recent=4)
 
 
 class WindowServer:
@@ -138,7 +139,7 @@ def test_tokens_not_reported_are_estimated_and_flagged():
 def test_the_ledger_counts_every_request_of_a_fitted_summary_and_its_tokens(small):
     msgs = session(8, "x" * 1500)
     fitted = OpenAICompatibleSummarizer(small.url, None, "tiny", timeout=10, context_window=2048)
-    ledger = nh.replay(msgs, budget=9_000, keep_recent=4, summarizer=fitted, pricing="gpt-4.1-mini")
+    ledger = nh.replay(msgs, budget=9_000, policy=KEEP4, summarizer=fitted, pricing="gpt-4.1-mini")
     events = ledger.compactions
     assert events and all(e.kind == "summary" for e in events)
     assert ledger.totals.summarizer_calls == len(small.requests) > len(events)
@@ -151,7 +152,7 @@ def test_the_ledger_counts_every_request_of_a_fitted_summary_and_its_tokens(smal
 def test_the_article_default_is_untouched_one_call_per_event(small):
     msgs = session(8, "x" * 1500)
     plain = OpenAICompatibleSummarizer(small.url, None, "tiny", timeout=10)
-    ledger = nh.replay(msgs, budget=9_000, keep_recent=4, summarizer=plain)
+    ledger = nh.replay(msgs, budget=9_000, policy=KEEP4, summarizer=plain)
     assert all(e.note == PLACEHOLDER_NOTE for e in ledger.compactions)  # the window error: the placeholder
     assert ledger.totals.summarizer_calls == len(ledger.compactions) == len(small.requests)
 
@@ -186,11 +187,11 @@ def test_cached_summaries_replay_offline_with_their_cost(tmp_path, small):
     msgs = session(8, "x" * 1500)
     live = OpenAICompatibleSummarizer(small.url, None, "tiny", timeout=10, context_window=2048)
     recording = CachedSummarizer(tmp_path / "s.json", fallback=live, meta={"model": "tiny", "prompt": summary_prompt()})
-    first = nh.replay(msgs, budget=9_000, keep_recent=4, summarizer=recording)
+    first = nh.replay(msgs, budget=9_000, policy=KEEP4, summarizer=recording)
     path = recording.save()
     asked = len(small.requests)
     cached = CachedSummarizer(path)
-    again = nh.replay(msgs, budget=9_000, keep_recent=4, summarizer=cached)
+    again = nh.replay(msgs, budget=9_000, policy=KEEP4, summarizer=cached)
     assert len(small.requests) == asked and cached.misses == 0 and cached.hits == len(again.compactions)
     assert [e.note for e in again.compactions] == [e.note for e in first.compactions]
     assert again.totals.summarizer_calls == first.totals.summarizer_calls == asked
@@ -219,3 +220,24 @@ def test_a_bad_summaries_file_is_one_line_naming_it(tmp_path, text):
     assert "\n" not in str(info.value)
     with pytest.raises(FileNotFoundError, match="nope.json"):
         CachedSummarizer(tmp_path / "nope.json")
+
+
+# ---------------------------------------------------------------- a summarizer per run
+
+
+def test_sweep_and_compare_policies_take_one_summarizer_per_run():
+    logs = {"a": session(8, "x" * 1500), "b": session(9, "see src/util.py " * 90)}
+    forgetful = CachedSummarizer(None, fallback=lambda excerpt: "The agent did some work.")
+    named = {"extractive": nh.ExtractiveSummarizer(), "forgetful": forgetful}
+    frame = nh.sweep(logs, budget=9_000, policy=KEEP4, summarizers=named)
+    assert frame.columns[0] == "summarizer" and frame["summarizer"].tolist() == ["extractive"] * 2 + ["forgetful"] * 2
+    alone = nh.sweep(logs, budget=9_000, policy=KEEP4)
+    assert frame[frame["summarizer"] == "extractive"].drop(columns="summarizer").reset_index(drop=True).equals(alone)
+    table = nh.compare_policies(logs, policies=[KEEP4], budget=9_000,
+                                needed_later=True, summarizers=named)
+    assert table.index.names == ["summarizer", "policy"] and len(table) == 2
+    assert table.loc["extractive"]["retention"].iloc[0] > table.loc["forgetful"]["retention"].iloc[0]
+    with pytest.raises(TypeError, match="non-empty mapping"):
+        nh.sweep(logs, summarizers={})
+    with pytest.raises(ValueError, match="out="):
+        nh.sweep(logs, summarizers=named, out="x.csv")
