@@ -20,8 +20,8 @@ from chat_server import ChatServer, Completion, Raw, tool_message
 
 import nanohermes_nb as nh
 from nanohermes_nb.agent.loop import Agent
-from nanohermes_nb.agent.transport import HTTPStatusError
 from nanohermes_nb.agent.models import LLAMA_CPP_COMPAT, OPENAI_COMPAT, Compat, Usage
+from nanohermes_nb.agent.transport import HTTPStatusError
 
 pytestmark = pytest.mark.timeout(60)
 

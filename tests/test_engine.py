@@ -84,11 +84,15 @@ def test_policies_are_configured_objects():
 def test_an_option_the_policy_lacks_raises_naming_it(option, value):
     msgs = session(6)
     with pytest.raises(TypeError, match=f"option '{option}' does not apply to policy 'observation_masking'"):
-        replay(msgs, policy="observation_masking", **{option: value})
+        resolve_policy("observation_masking", **{option: value})
+    with pytest.raises(TypeError, match=f"option '{option}' does not apply to policy 'clear_tool_uses'"):
+        resolve_policy(POLICIES["clear_tool_uses"](), **{option: value})
+    # a policy's option is not a replay setting: the error says where it goes
+    with pytest.raises(TypeError, match=rf"replay\(\) has no setting '{option}': it is an option of the policy"):
+        replay(msgs, policy="nanohermes", **{option: value})
     with pytest.raises(TypeError, match=option):
-        replay(msgs, policy=POLICIES["clear_tool_uses"](), **{option: value})
-    with pytest.raises(TypeError, match=option):
-        sweep([("s", msgs)], policies=["observation_masking", "clear_tool_uses"], **{option: [value] if option == "keep_recent" else value})
+        sweep([("s", msgs)], policies=["observation_masking", "clear_tool_uses"],
+              **{option: [value] if option == "keep_recent" else value})
 
 
 def test_replay_takes_a_name_a_class_or_an_instance():
@@ -98,10 +102,10 @@ def test_replay_takes_a_name_a_class_or_an_instance():
     by_instance = replay(msgs, budget=6_000, policy=nh.policies.ClearToolUsesPolicy(), summarizer=stub)
     for other in (by_class, by_instance):
         pd.testing.assert_frame_equal(by_name.requests, other.requests)
-    shorthand = replay(msgs, budget=6_000, summarizer=stub, policy=nh.NanoHermesPolicy(keep_recent=4))
     configured = replay(msgs, budget=6_000, policy=nh.NanoHermesPolicy(keep_recent=4), summarizer=stub)
-    pd.testing.assert_frame_equal(shorthand.requests, configured.requests)
-    assert shorthand.settings["policy_label"] == "nanohermes(keep_recent=4)"
+    same = replay(msgs, nh.Settings(budget=6_000, policy=nh.NanoHermesPolicy(keep_recent=4), summarizer=stub))
+    pd.testing.assert_frame_equal(same.requests, configured.requests)
+    assert configured.settings["policy_label"] == "nanohermes(keep_recent=4)"
 
 
 # --- the loop: stretches and events equal the plain reference --------------------------------

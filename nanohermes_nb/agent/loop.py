@@ -181,11 +181,9 @@ class _Replayed(Policy):
     def label(self) -> str:
         return self.live.label
 
-    def __getattr__(self, name: str) -> Any:  # the live policy's options (keep_recent, ...) read through
-        live = self.__dict__.get("live")
-        if live is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(live, name)
+    def option(self, name: str, default: Any = None) -> Any:
+        """The live policy's options (keep_recent, ...), which this stand-in replays."""
+        return self.live.option(name, default)
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if self.used >= len(self.events):
@@ -452,9 +450,10 @@ class Agent:
             compat = getattr(self.model, "compat", None)
             if compat is not None:  # recorded as it will be sent (e.g. content "" for llama.cpp)
                 message = compat.record(message)
-        except TransportError as exc:  # ModelError too
-            self.calls.append(ModelCall(request, "agent", time.perf_counter() - started, None, str(exc)))
-            raise _Failed(f"request {request} failed: {exc}") from None
+        except Exception as exc:  # TransportError, ModelError, and whatever a client lets escape: never lost
+            text = str(exc) if isinstance(exc, TransportError) else f"{type(exc).__name__}: {exc}"
+            self.calls.append(ModelCall(request, "agent", time.perf_counter() - started, None, text))
+            raise _Failed(f"request {request} failed: {text}") from None
         seconds = time.perf_counter() - started
         self.calls.append(ModelCall(request, "agent", seconds, reply.usage))
         self.usage.append(reply.usage)

@@ -36,8 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..context.summarizers import ExtractiveSummarizer, SummarizerError, summary_prompt
 from ..context.chunked import SummaryCost, WindowExceeded, fit_summary, window_exceeded
+from ..context.summarizers import ExtractiveSummarizer, SummarizerError, summary_prompt
 from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, HTTPStatusError, TransportError
 
 ENV_BASE_URL = "NANOHERMES_LLM_BASE_URL"

@@ -501,7 +501,10 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
         with client:
             for hops in range(max_redirects + 1):
                 request = client.build_request(method, current, headers=send_headers, content=content)
-                response = client.send(request, stream=True)
+                try:
+                    response = client.send(request, stream=True)
+                except httpx.InvalidURL as exc:  # httpx builds the next request of any redirect, followed or not
+                    raise RedirectRefused(f"redirect refused: its Location is no http(s) URL ({exc})") from None
                 try:
                     if response.status_code in _REDIRECTS and response.headers.get("location"):
                         current = _next_hop(response, current, hops, max_redirects, same_origin_redirects)
@@ -519,8 +522,6 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
         raise TransportTimeout(f"timed out after {timeout:g} s") from None
     except (httpx.ConnectError, httpcore.ConnectError) as exc:
         raise ConnectFailed(f"connection failed: {exc}") from None
-    except httpx.InvalidURL as exc:  # httpx builds ``next_request`` from a Location even when not following it
-        raise RedirectRefused(f"redirect to an invalid URL refused ({exc})") from None
     except httpx.HTTPError as exc:
         raise TransportError(f"{type(exc).__name__}: {exc}") from None
     raise RedirectRefused("redirect loop")  # pragma: no cover -- the loop returns or raises

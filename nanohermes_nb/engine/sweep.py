@@ -29,8 +29,9 @@ from typing import Any
 
 from ..context.history import PROFILES
 from ..policies import Policy, accepts_option, resolve_policy
+from .columns import dtype_of, total_columns
 from .frames import frame as text_frame
-from .ledger import TOTAL_COST_COLUMNS, Replay, Totals
+from .ledger import Replay, Totals
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession
 from .settings import Settings, check_settings
@@ -142,24 +143,15 @@ def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence
         variants = [resolve_policy(spec, keep_recent=k) for k in keeps] if keeps else [resolve_policy(spec)]
         for budget in budgets:
             for pol in variants:
-                settings.append(_Setting(pol, budget, getattr(pol, "keep_recent", None)))
+                settings.append(_Setting(pol, budget, pol.option("keep_recent")))
     return tuple(settings)
 
 
 def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True,
                   pricing: bool = False, needed_later: bool = False) -> list:
     """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
-    totals = ["requests", "peak_request", "peak_request_number", "compactions", "summarizer_calls",
-              "cumulative_input", "cumulative_input_no_compaction", "saving", "saving_share", "final_size",
-              "ineffective_compactions"]
-    if prefix_reuse:
-        totals += ["prefix_reuse", "request_bytes", "prefix_reuse_share"]
-    totals += ["retention"] + [f"problems_{p}" for p in profiles] + [f"cumulative_{u}" for u in tokens]
-    if needed_later:
-        totals += ["needed_later", "needed_later_items"]
-    if pricing:
-        totals += list(TOTAL_COST_COLUMNS)
-    return list(SWEEP_COLUMNS) + totals
+    totals = total_columns(profiles, tokens, prefix_reuse, needed_later, pricing)
+    return list(SWEEP_COLUMNS) + [c.name for c in totals]
 
 
 def _load(source: _Source) -> list:
@@ -179,7 +171,7 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    rows = []
+    rows: list[dict] = []
     # a setting whose trigger never fires replays the transcript untouched: its totals are the same
     # whatever the policy and the budget, so they are counted once per pricing
     untouched: dict[int, Totals] = {}
@@ -243,14 +235,15 @@ class _Sink:
     """Where rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come."""
 
     def __init__(self, out: str | os.PathLike | None, columns: list[str]) -> None:
-        self.columns, self.count, self.rows = columns, 0, []
+        self.columns, self.count = columns, 0
+        self.rows: list[dict] = []
         self.path = None if out is None else Path(out)
-        self._writer = None
+        self._writer: Any = None  # a csv.DictWriter or a pyarrow ParquetWriter, opened with the first rows
         if self.path is not None:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
                 raise ValueError(f"out must end in .csv or .parquet, got {self.path.name!r}")
-            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             self.kind = suffix[1:]
 
     def add(self, rows: list[dict]) -> None:
@@ -300,11 +293,9 @@ class _Sink:
 def _arrow_schema(columns: list[str]):
     import pyarrow as pa
 
-    text = {"transcript", "policy", "options", "unit", "pricing"}
-    floats = {"saving_share", "prefix_reuse_share", "retention", "needed_later", "cost_usd", "summarizer_cost_usd",
-              "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction"}
-    return pa.schema([(c, pa.string() if c in text else pa.float64() if c in floats else pa.int64())
-                      for c in columns])
+    types = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
+    text = {"transcript", "policy", "options", "unit"}  # the sweep's own columns that are text
+    return pa.schema([(c, pa.string() if c in text else types[dtype_of(c)]) for c in columns])
 
 
 def _pricings(pricing: Any) -> tuple:
@@ -445,8 +436,9 @@ def compare_policies(
     base = Settings.of(settings, "compare_policies", **changes)
     chosen = list(policies) if policies is not None else list(POLICIES)
     frame = sweep(transcripts, base, policies=chosen, progress=progress, executor=executor, workers=workers)
-    needed_later, pricing = base.needed_later, base.pricing
-    rows = []
+    needed_later = base.needed_later
+    pricing = base.pricing if isinstance(base.pricing, Pricing) else None  # Settings resolved it
+    rows: list[dict] = []
     for label, g in frame.groupby(frame["policy"] + frame["options"].map(lambda o: f"({o})" if o else ""),
                                   sort=False):
         row = {

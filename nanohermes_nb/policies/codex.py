@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..context.compaction import (
     SUMMARY_HEADER,
@@ -179,7 +179,7 @@ class CodexPolicy(Policy):
             note = CODEX_SUMMARY_PREFIX + "\n" + note[len(SUMMARY_HEADER) + 1:]
         users = collect_user_messages(history)
         texts, truncated = select_user_messages(users, self.user_message_max_tokens, self._counter(env))
-        by_text = {}
+        by_text: dict[str, Any] = {}
         for m, text in users:
             by_text.setdefault(text, m)
         kept = []
@@ -197,5 +197,5 @@ class CodexPolicy(Policy):
         )
         if summary.failure:
             detail += f"; summarizer failed: {summary.failure}"
-        return new, replace(ev, **{"note": note, "failure": summary.failure,
-                             "summarizer_calls": int(summary.called), "detail": detail})
+        return new, replace(ev, note=note, failure=summary.failure, summarizer_calls=int(summary.called),
+                            detail=detail)

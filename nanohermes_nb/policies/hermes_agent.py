@@ -210,7 +210,7 @@ class HermesAgentPolicy(Policy):
         for call in m["tool_calls"]:
             fn = call.get("function") if isinstance(call, dict) else None
             args = fn.get("arguments", "") if isinstance(fn, Mapping) else None
-            if isinstance(args, str) and len(args) > self.tool_args_max_chars:
+            if isinstance(fn, Mapping) and isinstance(args, str) and len(args) > self.tool_args_max_chars:
                 shrunk = shrink_arguments(args, self.tool_args_head_chars)
                 if shrunk != args:
                     call, changed = {**call, "function": {**fn, "arguments": shrunk}}, True
