@@ -225,6 +225,7 @@ def test_a_bad_summaries_file_is_one_line_naming_it(tmp_path, text):
 # ---------------------------------------------------------------- a summarizer per run
 
 
+@pytest.mark.timeout(240)  # five replays of two logs: slow only on a busy machine
 def test_sweep_and_compare_policies_take_one_summarizer_per_run():
     logs = {"a": session(8, "x" * 1500), "b": session(9, "see src/util.py " * 90)}
     forgetful = CachedSummarizer(None, fallback=lambda excerpt: "The agent did some work.")
