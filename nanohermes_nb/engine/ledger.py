@@ -65,6 +65,7 @@ class LedgerEvent:
     naive_cut = property(lambda self: self.event.naive_cut)
     note = property(lambda self: self.event.note)
     summarizer_calls = property(lambda self: self.event.summarizer_calls)
+    summarizer_tokens = property(lambda self: self.event.summarizer_tokens)  # issue 27: measured (prompt, completion)
     failure = property(lambda self: self.event.failure)
     detail = property(lambda self: self.event.detail)
     dropped_count = property(lambda self: self.event.dropped_count)
