@@ -10,16 +10,22 @@ LAB_ARGS ?=
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site]'
+	printf '#!/bin/sh\n# made by make: the CLI of this checkout (.venv/bin/nanohermes-nb)\nexec "$$(dirname "$$0")/$(VENV)/bin/nanohermes-nb" "$$@"\n' > nanohermes-nb
+	chmod +x nanohermes-nb
 	touch $(STAMP)
+
+# `./nanohermes-nb ...` runs the command line of this checkout (the README's examples).
+nanohermes-nb: $(STAMP)
 
 # JupyterLab in the same .venv; the notebooks' python3 kernel is registered as this .venv's Python.
 $(LAB_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,lab]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site,lab]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (nanohermes_nb)"
 	touch $(LAB_STAMP)
 
-# Execute every notebook into build/course/ (.ipynb + .html + index.html) and print the times;
+# Execute every notebook (into build/executed/) and print the times, then build the course site with MkDocs:
+# build/course/ (course, docs, API reference) and build/course/zh/ (the Chinese edition), all offline;
 # also redraws docs/ledger_vs_article.png when the data it plots has changed.
 course: $(STAMP)
 	$(PY) -m nanohermes_nb.course
@@ -60,4 +66,4 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_openhands.py
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) nanohermes-nb

@@ -1,57 +1,104 @@
 """``nanohermes-nb``: the ledger, the history check, one compaction, and sweeps, from a shell.
 
-Any unreadable or malformed input exits 2 with one line naming the file and where
-it broke; never a traceback. Text output is made for a terminal: tables fit
-``WIDTH`` (100) columns with a one-line legend, counts are spelled with the right
-plural, and a character the terminal cannot encode is printed as an escape
-instead of failing. ``--json`` (and ``--wide``, ``--csv``) give everything.
+One rule for every subcommand: a missing or unreadable path, a malformed file or
+a bad option value exits 2 with one line naming the file or the option; never a
+traceback. Text output is made for a terminal: tables fit ``COLUMNS`` (default
+100) with a one-line legend (``--wide``: every column), counts are spelled with
+the right plural, every piece of data passes through ``views.tables.printable``
+(a transcript cannot send ESC or BEL to the terminal), and a character the
+terminal cannot encode is printed as an escape instead of failing. ``--json``
+(and ``--wide``, ``--csv``) give everything.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import re
+import signal
 import sys
 import tempfile
 import textwrap
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+
+from .views.tables import DEFAULT_WIDTH, printable, terminal_width, text_table
 
 __all__ = ["main", "write_json_atomic", "text_table", "plural", "WIDTH"]
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
-WIDTH = 100  # columns of the default text output
+EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BUG = 70  # EX_SOFTWARE: an exception nobody expected (one line; NANOHERMES_DEBUG=1 shows the traceback)
+WIDTH = DEFAULT_WIDTH  # columns of the default text output when COLUMNS does not say
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like bad input
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, printable(f"{self.prog}: error: {message}") + "\n")
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
-    return values
+# ---------------------------------------------------------------- option values
+
+_AMOUNT = re.compile(r"(\d+(?:_\d+)*(?:\.\d+)?)([kKmM]?)")
+_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 
 
-def _positive(text: str) -> int:
-    value = _nonneg(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+def _amount(text: str) -> int | None:
+    """``120000``, ``120_000``, ``120k``, ``1.5M`` as an integer; None when it is not one."""
+    m = _AMOUNT.fullmatch(text.strip())
+    if m is None:
+        return None
+    number, scale = m.group(1).replace("_", ""), _SCALE[m.group(2).lower()]
+    if "." in number:
+        value = float(number) * scale
+        return int(value) if value.is_integer() else None
+    return int(number) * scale
+
+
+def _size(text: str) -> int:
+    """One size (a budget): a whole number, ``k`` (thousand) and ``M`` (million) accepted."""
+    value = _amount(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"takes one whole number such as 120000, 120k or 1.5M, got {text!r}")
     return value
 
 
-def _nonneg(text: str) -> int:
-    values = _int_list(text)
-    if len(values) != 1:
-        raise argparse.ArgumentTypeError(f"expected one integer, got {text!r}")
-    return values[0]
+def _sizes(text: str) -> list[int]:
+    """Comma-separated sizes (``--budgets 40k,80k,120000``)."""
+    parts = [x for x in text.split(",") if x.strip()]
+    values = [_amount(x) for x in parts]
+    if not values or None in values:
+        raise argparse.ArgumentTypeError(f"takes comma-separated whole numbers such as 40000,80k,1.5M, got {text!r}")
+    return values  # type: ignore[return-value]
+
+
+def _count(text: str) -> int:
+    """One whole number >= 0 (a message count)."""
+    if not re.fullmatch(r"\d+(?:_\d+)*", text.strip()):
+        raise argparse.ArgumentTypeError(f"takes one whole number (0 or more), got {text!r}")
+    return int(text.strip().replace("_", ""))
+
+
+def _counts(text: str) -> list[int]:
+    """Comma-separated whole numbers >= 0 (``--keep-recent 4,10`` in a sweep)."""
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    if not parts or not all(re.fullmatch(r"\d+(?:_\d+)*", x) for x in parts):
+        raise argparse.ArgumentTypeError(f"takes comma-separated whole numbers such as 4,10, got {text!r}")
+    return [int(x.replace("_", "")) for x in parts]
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"takes one whole number of 1 or more, got {text!r}")
+    return value
+
+
+# ---------------------------------------------------------------- files
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
@@ -81,69 +128,29 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
-def _cell(value: Any) -> str:
-    """A table cell: integers with thousands separators, blanks for missing values and False."""
-    if value is None or value is False:
-        return ""
-    if value is True:
-        return "yes"
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        value = value.item()
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:,.4g}"
-    text = str(value)
-    return "" if text in ("<NA>", "nan", "NaT") else text
-
-
-def _numeric(cells: Sequence[str]) -> bool:
-    return all(not c or c.replace(",", "").replace(".", "").replace("-", "").replace("%", "").isdigit()
-               for c in cells)
-
-
-def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, headers: Mapping[str, str] | None = None,
-               width: int | None = WIDTH, shrink: str | None = None) -> tuple[list[str], list[str]]:
-    """Rows as fixed-width text lines, and the columns left out to fit ``width``.
-
-    Columns are taken in order while they fit; ``shrink`` names a text column that is
-    cut (with an ellipsis, down to 12 characters) before any column is left out.
-    Numbers are right-aligned, text left-aligned, one space between columns.
-    """
-    headers = dict(headers or {})
-    cells = {c: [_cell(r.get(c)) for r in rows] for c in columns}
-    widths = {c: max([len(headers.get(c, c))] + [len(x) for x in cells[c]]) for c in columns}
-    shown = list(columns)
-    if width is not None:
-        def total(cols):
-            return sum(widths[c] for c in cols) + max(len(cols) - 1, 0)
-
-        if shrink in widths and total(shown) > width:
-            widths[shrink] = max(12, len(headers.get(shrink, shrink)), widths[shrink] - (total(shown) - width))
-        while len(shown) > 1 and total(shown) > width:
-            shown.pop()
-    right = {c: _numeric(cells[c]) for c in shown}
-
-    def fit(text: str, c: str) -> str:
-        if len(text) > widths[c]:
-            text = text[: widths[c] - 1] + "\u2026"
-        return text.rjust(widths[c]) if right[c] else text.ljust(widths[c])
-
-    lines = [" ".join(fit(headers.get(c, c), c) for c in shown).rstrip()]
-    lines += [" ".join(fit(cells[c][i], c) for c in shown).rstrip() for i in range(len(rows))]
-    return lines, [c for c in columns if c not in shown]
-
-
-def _comment(text: str, width: int = WIDTH) -> list[str]:
-    """``# text`` wrapped to ``width`` columns."""
+def _comment(text: str, width: int | None = None) -> list[str]:
+    """``# text`` wrapped to ``width`` columns (default: ``COLUMNS``, else 100)."""
+    width = width or terminal_width()
     return ["# " + line for line in textwrap.wrap(text, width - 2, break_on_hyphens=False)] or ["#"]
 
 
+def _width(args) -> int | None:
+    """The width a table fits: None with ``--wide``, else ``COLUMNS`` (default 100)."""
+    return None if getattr(args, "wide", False) else terminal_width()
+
+
+_WIDE_HELP = "every column, however wide (default: fit COLUMNS, else 100 columns)"
+
+
 def _say(lines: Iterable[str]) -> None:
+    """Lines for the terminal, each through ``printable``: data never sends a control character."""
     for line in lines:
-        print(line)
+        print(printable(line))
+
+
+def _err(text: str) -> None:
+    """One line on stderr, through ``printable``."""
+    print(printable(text), file=sys.stderr)
 
 
 def _plain(value: Any) -> Any:
@@ -177,12 +184,17 @@ def _print_json(data: Any) -> None:
     valid JSON that reads back to the same strings.
     """
     data = _plain(data)
-    text = json.dumps(data, ensure_ascii=False)
+    text = json.dumps(data, ensure_ascii=False).translate(_JSON_ESCAPES)
     try:
         text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
         text = json.dumps(data, ensure_ascii=True)
     print(text)
+
+
+# json.dumps escapes C0 controls but not DEL, C1 (0x9b is an 8-bit CSI) or bidi overrides: \uXXXX, still valid JSON
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                            *range(0x2066, 0x206A)]}
 
 
 def _tolerant_streams() -> None:
@@ -217,8 +229,8 @@ def _summarizer(name: str):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--budget", type=_nonneg, default=120_000, help="session budget (default 120000)")
-    p.add_argument("--keep-recent", type=_nonneg, help="messages kept after compaction (NanoHermes; default 10)")
+    p.add_argument("--budget", type=_size, default=120_000, help="session budget (default 120000; 60k, 1.5M too)")
+    p.add_argument("--keep-recent", type=_count, help="messages kept after compaction (NanoHermes; default 10)")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive",
                    help="extractive (offline, default), llm (NANOHERMES_LLM_* env), placeholder")
     p.add_argument("--summary-role", choices=("system", "user"), help="role of the summary message (default system)")
@@ -261,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--policy", choices=sorted(POLICIES), default="nanohermes")
     p.add_argument("--by-turn", action="store_true", help="print the per-turn table instead")
-    p.add_argument("--wide", action="store_true", help=f"every column, however wide (default: fit {WIDTH} columns)")
+    p.add_argument("--wide", action="store_true", help=_WIDE_HELP)
     p.add_argument("--json", action="store_true", help="every column as a JSON list of rows")
     p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
 
@@ -276,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="compact even under the budget (/compact)")
     p.add_argument("-o", "--output", help="write the compacted message list here (JSON)")
     p.add_argument("--show", action="store_true", help="print the before/after table")
+    p.add_argument("--wide", action="store_true", help=f"with --show: {_WIDE_HELP}")
     p.add_argument("--verify", action="store_true",
                    help="run the article's checklist; exit 1 when a check fails")
     p.add_argument("--profile", choices=PROFILES, default=None,
@@ -284,8 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="replay files or folders under many settings")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--budgets", type=_int_list, default=[120_000])
-    p.add_argument("--keep-recent", type=_int_list, help="values for the policies that keep recent messages")
+    p.add_argument("--budgets", type=_sizes, default=[120_000], help="comma-separated budgets (default 120000)")
+    p.add_argument("--keep-recent", type=_counts, help="values for the policies that keep recent messages")
     p.add_argument("--policies", default="nanohermes", help="comma-separated policy names")
     p.add_argument("--jobs", type=_positive, default=1, help="worker processes (one transcript each at a time)")
     p.add_argument("--out", help="stream every row to this .csv or .parquet file (for very large sweeps)")
@@ -296,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the retention score at each event (on by default, as in every replay)")
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
+    p.add_argument("--wide", action="store_true", help=_WIDE_HELP)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
 
@@ -311,10 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task")
     p.add_argument("--workspace", required=True, help="the folder the agent works in")
     p.add_argument("-o", "--output", required=True, help="write the session here (JSON, written even on error)")
-    p.add_argument("--budget", type=_nonneg, default=120_000, help="session budget (default 120000)")
+    p.add_argument("--budget", type=_size, default=120_000, help="session budget (default 120000; 60k, 1.5M too)")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--policy", choices=sorted(POLICIES), default="nanohermes")
-    p.add_argument("--keep-recent", type=_nonneg, help="messages kept after compaction (NanoHermes; default 10)")
+    p.add_argument("--keep-recent", type=_count, help="messages kept after compaction (NanoHermes; default 10)")
     p.add_argument("--summary-role", choices=("system", "user"), help="role of the summary message (default system)")
     p.add_argument("--cut", choices=("forward", "backward"), help="move the cut forward (default) or backward")
     p.add_argument("--excerpt-tool-calls", action="store_true", default=None,
@@ -414,7 +428,7 @@ def _cmd_ledger(args) -> int:
         _print_json(records)
         return EXIT_OK
     unit = ledger.unit
-    width = None if args.wide else WIDTH
+    width = _width(args)
     columns = names if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
@@ -427,8 +441,8 @@ def _cmd_ledger(args) -> int:
     if more:
         legend += f"; --wide shows {plural(more, 'more column')}"
     for note in ledger.notes:
-        _say(_comment(note))
-    _say(_comment(legend, width or WIDTH))
+        _say(_comment(note, width))
+    _say(_comment(legend, width))
     _say(lines)
     _say(_totals_lines(ledger))
     _say(_comment(ledger.caveat))
@@ -445,8 +459,7 @@ def _cmd_check(args) -> int:
     if args.json:
         _print_json([{"index": p.index, "code": p.code, "reason": p.reason} for p in problems])
     else:
-        for p in problems:
-            print(f"{args.file}: {p}")
+        _say(f"{args.file}: {p}" for p in problems)
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
@@ -482,13 +495,52 @@ def verify_all(result, profiles: Sequence[str]) -> list[dict]:
     return legality + others
 
 
+def _verify_line(check: dict) -> str:
+    """One checklist line that reads true: what holds when ok, what was found (and what was wanted) when not."""
+    if check["ok"]:
+        return f"ok   {check['check']}: {check['expectation']}" + (f" ({check['detail']})" if check["detail"] else "")
+    return f"FAIL {check['check']}: {check['detail'] or 'not so'} (wanted: {check['expectation']})"
+
+
+def _verify_footer(result, checks: list[dict]) -> list[str]:
+    """The count, and why the exit code is 1 when it is."""
+    failed = [c for c in checks if not c["ok"]]
+    if not result.compacted:
+        return ["nothing to verify: the history was not compacted, so exit 1 (--force compacts under the budget "
+                "too)"]
+    if not failed:
+        return [f"{plural(len(checks), 'check')} passed"]
+    lines = [f"{len(checks) - len(failed)} of {plural(len(checks), 'check')} passed; exit 1 for "
+             + ", ".join(c["check"] for c in failed)]
+    late = [c["profile"] for c in failed if c.get("profile") and "message 1: a system message after the start"
+            in c["detail"]]
+    if late:
+        lines.append(f"the summary is a system message (the article's default), which {' and '.join(late)} "
+                     "refuse after the start: --summary-role user puts it in a user message, --profile openai "
+                     "checks OpenAI's rules only")
+    return lines
+
+
+def _compaction_lines(result, width: int | None) -> list[str]:
+    """The before/after table (every input message and the summary), fitted to ``width``."""
+    from .views.report import compaction_rows
+    from .views.tables import COMPACTION_COLUMNS
+
+    lines, hidden = text_table(compaction_rows(result), COMPACTION_COLUMNS, width=width,
+                               shrink=("calls", "answers", "preview"), rule=True, missing="\u2013")
+    if hidden:
+        lines += _comment(f"--wide shows {plural(len(hidden), 'more column')} ({', '.join(hidden)}) and whole "
+                          "previews", width)
+    return lines
+
+
 def _cmd_compact(args) -> int:
     from .context.compaction import compact
     from .context.history import PROFILES
     from .engine.ledger import prepare
-    from .views.report import compaction_rows
-    from .views.report import text_table as message_table
 
+    if args.output:
+        _output_path("-o", args.output)
     messages, notes = prepare(_load(args.file))  # the same empty system message as the ledger
     given = {k: v for k, v in _options(args).items() if v is not None}  # compact's own defaults otherwise
     result = compact(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), force=args.force,
@@ -507,23 +559,19 @@ def _cmd_compact(args) -> int:
         if args.verify:
             out["checks"] = checks
         _print_json(out)
-    else:
-        for note in notes:
-            _say(_comment(note))
-        print(_describe(result))
-        if args.show:
-            print(message_table(compaction_rows(result)))
-        if args.verify:
-            for c in checks:
-                print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['expectation']}"
-                      + (f" ({c['detail']})" if c["detail"] else ""))
-            if not result.compacted:
-                _say(_comment("nothing to verify: the history was not compacted (--force compacts under the "
-                              "budget too)"))
-            else:
-                _say(_comment(f"{len(checks) - len(failed)} of {plural(len(checks), 'check')} passed"))
-        if args.output:
-            print(f"wrote {plural(len(result.messages), 'message')} to {args.output}")
+        return EXIT_PROBLEMS if failed else EXIT_OK
+    width = _width(args)
+    for note in notes:
+        _say(_comment(note, width))
+    _say([_describe(result)])
+    if args.show:
+        _say(_compaction_lines(result, width))
+    if args.verify:
+        _say(_verify_line(c) for c in checks)
+        for line in _verify_footer(result, checks):
+            _say(_comment(line, width))
+    if args.output:
+        _say([f"wrote {plural(len(result.messages), 'message')} to {args.output}"])
     return EXIT_PROBLEMS if failed else EXIT_OK
 
 
@@ -543,53 +591,114 @@ def _sweep_rows(frame) -> list[dict]:
     return rows
 
 
+class _Escaping:
+    """A text stream that keeps the ``\\r`` and ``\\n`` a progress bar draws with, and escapes every other
+    control character (the bar prints file names, and a file name may hold ESC)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        lines = text.split("\n")
+        return self.stream.write("\n".join("\r".join(printable(part) for part in line.split("\r")) for line in lines))
+
+    def __getattr__(self, name: str) -> Any:  # isatty, flush, encoding: the real stream's
+        return getattr(self.stream, name)
+
+
+def _output_path(option: str, path: str) -> None:
+    """An output file's folder must exist and the path must not be a folder: found out before any work."""
+    target = Path(path)
+    if target.is_dir():
+        raise _Usage(f"{option} {path}: is a folder, not a file")
+    if not target.parent.is_dir():
+        raise _Usage(f"{option} {path}: no folder {target.parent}")
+
+
+def _sweep_inputs(paths: Sequence[str]) -> None:
+    """Every path given to ``sweep`` must be a file, or a folder holding transcript files."""
+    from .transcripts import iter_transcript_paths
+
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise _Usage(f"{path}: no such file or folder")
+        if p.is_dir() and next(iter(iter_transcript_paths(p)), None) is None:
+            raise _Usage(f"{path}: no transcript files (*.json, *.jsonl, *.traj) in this folder")
+
+
+def _write_csv_atomic(frame, path: str) -> None:
+    """The table to ``path`` through a temporary file of its own, then one rename.
+
+    Two sweeps given the same ``--csv`` each write their own temporary file, so
+    ``path`` ends up holding exactly one whole table (the last to finish), never
+    a mix, a half-written file or an error for the other.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+            frame.to_csv(f, index=False)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _cmd_sweep(args) -> int:
     from .engine.sweep import sweep
     from .policies import POLICIES, accepts_option
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in POLICIES]
-    if unknown:
-        print(f"nanohermes-nb: error: unknown policy {unknown[0]!r}; known: {', '.join(sorted(POLICIES))}",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
+    if unknown or not policies:
+        raise _Usage(f"--policies: unknown policy {unknown[0] if unknown else args.policies!r}; known: "
+                     f"{', '.join(sorted(POLICIES))}")
     if args.keep_recent and not any(accepts_option(p, "keep_recent") for p in policies):
         raise _Usage(f"option 'keep_recent' does not apply to any chosen policy ({', '.join(policies)})")
+    _sweep_inputs(args.paths)
+    for option, path in (("--csv", args.csv), ("--out", args.out)):
+        if path:
+            _output_path(option, path)
+    if args.out and Path(args.out).suffix.lower() not in (".csv", ".parquet"):
+        raise _Usage(f"--out {args.out}: must end in .csv or .parquet")
     progress = not args.no_progress  # the bar goes to stderr, the table to stdout
     options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
                    summarizer=_summarizer(args.summarizer), unit=args.unit, retention=args.retention,
                    progress=progress, strict=args.strict, out=args.out, pricing=_pricing(args.pricing))
-    if args.jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    with contextlib.redirect_stderr(_Escaping(sys.stderr)):  # the progress bar names each file
+        if args.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.jobs) as pool:
-            result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
-    else:
-        result = sweep(args.paths, **options)
+            with ProcessPoolExecutor(args.jobs) as pool:
+                result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
+        else:
+            result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]
     for s in skipped:
-        print(f"nanohermes-nb: skipped {s.transcript}: {s.reason}", file=sys.stderr)
+        _err(f"nanohermes-nb: skipped {s.transcript}: {s.reason}")
     code = EXIT_PROBLEMS if skipped else EXIT_OK
+    width = _width(args)
     if args.out:
         _say(_comment(f"{plural(result.rows, 'row')} from {plural(result.transcripts, 'transcript')} written to "
-                      f"{args.out}" + (f"; {plural(len(skipped), 'file')} skipped" if skipped else "")))
+                      f"{args.out}" + (f"; {plural(len(skipped), 'file')} skipped" if skipped else ""), width))
         return code
     frame = result
     if args.csv:
-        tmp = Path(args.csv).with_name(f".{Path(args.csv).name}.tmp")
-        frame.to_csv(tmp, index=False)
-        os.replace(tmp, args.csv)
+        _write_csv_atomic(frame, args.csv)
     if args.json:
         _print_json(_records(frame))
         return code
-    shown = SWEEP_COLUMNS + (("cost_usd",) if args.pricing else ())
-    lines, hidden = text_table(_sweep_rows(frame), shown, headers=SWEEP_HEADERS, shrink="transcript")
+    shown = list(frame.columns) if args.wide else list(SWEEP_COLUMNS + (("cost_usd",) if args.pricing else ()))
+    lines, hidden = text_table(_sweep_rows(frame), shown, headers=SWEEP_HEADERS, shrink="transcript", width=width)
     more = len(frame.columns) - len(shown) + len(hidden)
     unit = args.unit
-    _say(_comment(f"peak: largest request sent; events: compactions; cumulative: all requests summed; {unit}"))
+    _say(_comment(f"peak: largest request sent; events: compactions; cumulative: all requests summed; {unit}", width))
     _say(lines)
-    where = f"written to {args.csv}" if args.csv else "--csv FILE or --json for them"
-    _say(_comment(f"{plural(len(frame), 'row')}; {plural(more, 'more column')} ({where})"))
+    where = f"written to {args.csv}" if args.csv else "--wide, --csv FILE or --json for them"
+    tail = f"; {plural(more, 'more column')} ({where})" if more else ""
+    _say(_comment(f"{plural(len(frame), 'row')}{tail}", width))
     return code
 
 
@@ -617,30 +726,67 @@ def _run_model(args):
         raise _Usage(str(exc)) from None
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM wait until the block is done; the list names those that came.
+
+    Used while the session file is written: a Ctrl-C that lands just as the
+    temporary file appears no longer deletes it half-way (the finished session
+    was lost). A second signal during the block still stops the program at once.
+    """
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+
+    def hold(signum: int, frame: Any) -> None:
+        if caught:  # asked twice: stop now
+            raise KeyboardInterrupt
+        caught.append(signum)
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield caught
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def _cmd_run(args) -> int:
     from .agent.loop import Agent
 
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         raise _Usage(f"--workspace {args.workspace}: not a folder")
-    folder = Path(args.output).parent
-    if not folder.is_dir():  # found out now, not after a long run
-        raise _Usage(f"-o {args.output}: no folder {folder}")
+    _output_path("-o", args.output)  # found out now, not after a long run
     model = _run_model(args)
     policy = _policy(args.policy, _options(args))
     summarizer = None if args.summarizer == "model" else _summarizer(args.summarizer)
-    with Agent(workspace, model, budget=args.budget, policy=policy, summarizer=summarizer, unit=args.unit) as agent:
+    agent = Agent(workspace, model, budget=args.budget, policy=policy, summarizer=summarizer, unit=args.unit)
+    result = None
+    try:
         _say(_comment(f"agent: {model!r}; workspace {agent.workspace}; budget {args.budget:,} {args.unit}, policy "
                       f"{agent.policy.label}. Its shell commands run in the workspace with your rights "
                       "(docs/safety.md)."))
         result = agent.run(args.task, max_requests=args.max_requests,
-                           on_request=lambda step: print(step.line(), flush=True))
-    write_json_atomic(args.output, result.to_json())
+                           on_request=lambda step: print(printable(step.line()), flush=True))
+    except Exception as exc:  # a tool's or a model class's bug: the session so far is still written
+        result = agent.result(f"stopped by an unexpected {type(exc).__name__}: {exc}")
+    finally:  # whatever happened, the session is written, and a signal now cannot cut the write short
+        with _signals_held() as caught:
+            if result is None:
+                result = agent.result("interrupted (KeyboardInterrupt); the session so far is kept")
+            agent.close()
+            write_json_atomic(args.output, result.to_json())
+    if caught:
+        _say([f"wrote {plural(len(result.messages), 'message')} to {args.output}"])
+        _err(f"nanohermes-nb: interrupted; the session so far is in {args.output}")
+        return EXIT_INTERRUPTED if caught[0] == signal.SIGINT else 128 + caught[0]
     _say(_totals_lines(result.ledger))
-    print(f"wrote {plural(len(result.messages), 'message')} to {args.output}")
+    _say([f"wrote {plural(len(result.messages), 'message')} to {args.output}"])
     if result.error:
-        print(f"nanohermes-nb: run stopped: {result.error}", file=sys.stderr)
-        return 130 if result.error.startswith("interrupted") else EXIT_PROBLEMS
+        _err(f"nanohermes-nb: run stopped: {result.error}")
+        return EXIT_INTERRUPTED if result.error.startswith("interrupted") else EXIT_PROBLEMS
     return EXIT_OK
 
 
@@ -681,21 +827,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except TranscriptError as exc:
-        print(f"nanohermes-nb: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except _Usage as exc:
-        print(f"nanohermes-nb: error: {exc}", file=sys.stderr)
+    except (TranscriptError, _Usage) as exc:
+        _err(f"nanohermes-nb: error: {exc}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:
         name = getattr(exc, "filename", None) or ""
-        print(f"nanohermes-nb: error: {name}{': ' if name else ''}{exc.strerror or exc}", file=sys.stderr)
+        _err(f"nanohermes-nb: error: {name}{': ' if name else ''}{exc.strerror or exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("nanohermes-nb: interrupted", file=sys.stderr)
-        return 130
+        _err("nanohermes-nb: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line, not a traceback (NANOHERMES_DEBUG=1 shows it)
+        if os.environ.get("NANOHERMES_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        _err(f"nanohermes-nb: internal error: {type(exc).__name__}{': ' if first else ''}{first:.300} "
+             "(NANOHERMES_DEBUG=1 shows the traceback)")
+        return EXIT_BUG
 
 
 if __name__ == "__main__":  # pragma: no cover

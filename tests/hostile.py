@@ -8,8 +8,14 @@ Each case names a fragment the error must contain, so the wording is checked too
 
 ``run_cli(calls)`` runs ``nanohermes_nb.cli.main`` once per call in its own forked
 process (from one helper process that imported the package once), each under a
-timeout: real processes, real exit codes, real stderr, at a fraction of the cost of
-a fresh interpreter per call. ``python hostile.py`` is that helper.
+timeout (and a memory cap when asked): real processes, real exit codes, real
+stderr, at a fraction of the cost of a fresh interpreter per call. ``python
+hostile.py`` is that helper.
+
+``build_cli_cases(folder)`` is the second round (issue 26): files the loader
+accepts that attack what comes after it (20,000 calls in one message, duplicate
+call ids, terminal escapes in every field and in a file name), and bad paths and
+option values, each with the exit code and a fragment the output must show.
 """
 
 from __future__ import annotations
@@ -445,6 +451,92 @@ def build_corpus(folder: Path) -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------- round two: loadable files that attack the CLI
+
+ESC_TEXT = "wipe\x1b[2J\x1b]0;owned\x07 bell\x07 csi\x9b31m rtl\u202eevil"  # screen clear, title, BEL, C1, bidi
+
+
+@dataclass(frozen=True)
+class CliCase:
+    """One CLI call on a file the loader accepts (or a bad path or value), and what must hold."""
+
+    name: str
+    argv: list[str]
+    code: int  # the exit code
+    needle: str = ""  # text that must appear in stdout or stderr
+    max_stdout: int = 200_000  # bytes: output stays linear in the input, never padded to its widest cell
+    max_seconds: float = 20.0  # a hang guard, far above the time it takes
+
+
+def _many_calls(n: int, reverse: bool = False) -> list[dict]:
+    """One assistant message with ``n`` tool calls, every one answered (in call order or reversed)."""
+    ids = [f"call_{k:06d}" for k in range(n)]
+    answers = [{"role": "tool", "tool_call_id": cid, "content": "x"} for cid in (reversed(ids) if reverse else ids)]
+    return [{"role": "system", "content": "s"}, {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [_call(cid) for cid in ids]},
+            *answers, {"role": "assistant", "content": "done"}]
+
+
+def _escapes() -> list[dict]:
+    """Terminal control sequences in content, a call id, a tool name and an orphan answer."""
+    return [{"role": "system", "content": ESC_TEXT}, {"role": "user", "content": ESC_TEXT},
+            {"role": "assistant", "content": ESC_TEXT, "tool_calls": [_call("c\x1b[31m1", "ls\x07\x1b[5m")]},
+            {"role": "tool", "tool_call_id": "c\x1b[31m1", "content": ESC_TEXT * 50},
+            {"role": "tool", "tool_call_id": "orphan\x1b[2J", "content": "x"},
+            {"role": "assistant", "content": "done " + ESC_TEXT}]
+
+
+def build_cli_cases(folder: Path) -> list[CliCase]:
+    """Issue 26's second round, as files and calls: many calls in one message, duplicate ids,
+    terminal escapes everywhere, bad paths and values, a squatted temporary name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"calls_20000.json": _many_calls(20_000), "calls_5000_reversed.json": _many_calls(5_000, reverse=True),
+             "duplicate_ids.json": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+                                    {"role": "assistant", "content": None, "tool_calls": [_call("t1"), _call("t1")]},
+                                    {"role": "tool", "tool_call_id": "t1", "content": "a"},
+                                    {"role": "tool", "tool_call_id": "t1", "content": "b"},
+                                    {"role": "assistant", "content": "done"}],
+             "escapes.json": _escapes()}
+    for name, messages in files.items():
+        (folder / name).write_text(json.dumps(messages), encoding="utf-8")
+    logs = folder / "logs"
+    logs.mkdir()
+    (logs / "escapes.json").write_text(json.dumps(_escapes()), encoding="utf-8")
+    (logs / "bad\x1b[31mname\x07.json").write_text("[{", encoding="utf-8")
+    (folder / "empty").mkdir()
+    (folder / ".out.csv.tmp").mkdir()  # the name every sweep used to write through: now taken
+    f = {name: str(folder / name) for name in files}
+    lines = 40_010 * 101  # one table row per message, each within 100 columns
+    return [
+        CliCase("calls_ledger", ["ledger", f["calls_20000.json"]], 0, "2 requests"),
+        CliCase("calls_check_anthropic", ["check", f["calls_20000.json"], "--profile", "anthropic"], 0),
+        CliCase("calls_compact_show", ["compact", f["calls_20000.json"], "--force", "--show", "--keep-recent", "1"],
+                0, "call_000000…", max_stdout=lines),
+        CliCase("calls_compact_show_wide", ["compact", f["calls_20000.json"], "--force", "--show", "--wide",
+                                            "--keep-recent", "1"], 0, "(20,000 calls)", max_stdout=lines * 2),
+        CliCase("reversed_ledger", ["ledger", f["calls_5000_reversed.json"]], 0, "2 requests"),
+        CliCase("reversed_check", ["check", f["calls_5000_reversed.json"]], 0),
+        CliCase("duplicate_ids_anthropic", ["check", f["duplicate_ids.json"], "--profile", "anthropic"], 1,
+                "two tool calls of one message share an id ('t1')"),
+        CliCase("duplicate_ids_openai", ["check", f["duplicate_ids.json"]], 0),
+        CliCase("escapes_ledger", ["ledger", f["escapes.json"], "--wide"], 0),
+        CliCase("escapes_check", ["check", f["escapes.json"]], 1, "'orphan\\x1b[2J'"),
+        CliCase("escapes_compact_show", ["compact", f["escapes.json"], "--force", "--show", "--wide",
+                                         "--keep-recent", "1"], 0, "wipe\\x1b[2J\\x1b]0;owned\\x07"),
+        CliCase("escapes_sweep", ["sweep", str(logs), "--no-progress", "--wide"], 1, "skipped bad\\x1b[31mname\\x07"),
+        CliCase("escapes_sweep_json", ["sweep", str(logs), "--no-progress", "--json"], 1, "escapes.json"),
+        CliCase("escapes_missing_name", ["ledger", str(folder / "gone\x1b[2J.json")], 2, "gone\\x1b[2J.json"),
+        CliCase("sweep_missing_folder", ["sweep", str(folder / "nowhere")], 2, "no such file or folder"),
+        CliCase("sweep_empty_folder", ["sweep", str(folder / "empty")], 2, "no transcript files"),
+        CliCase("budget_suffix_typo", ["ledger", f["escapes.json"], "--budget", "60kb"], 2, "argument --budget: "),
+        CliCase("budgets_not_numbers", ["sweep", str(logs), "--budgets", "40k,lots"], 2, "argument --budgets: "),
+        CliCase("csv_squatted_temp_name", ["sweep", f["escapes.json"], "--no-progress", "--csv",
+                                           str(folder / "out.csv")], 0, "written to"),
+        CliCase("csv_into_missing_folder", ["sweep", f["escapes.json"], "--csv", str(folder / "no" / "x.csv")], 2,
+                "--csv "),
+    ]
+
+
 # ---------------------------------------------------------------- the CLI harness
 
 
@@ -472,30 +564,54 @@ def _child(argv: list[str], out: str, err: str) -> None:
         os._exit(code)
 
 
-def run_cli(calls: list[list[str]], folder: str, timeout: float) -> list[dict]:
-    """Run each argv in its own forked process, killed after ``timeout`` seconds."""
+def run_cli(calls: list[list[str]], folder: str, timeout: float, memory_mb: int | None = None) -> list[dict]:
+    """Run each argv in its own forked process, killed after ``timeout`` seconds.
+
+    ``memory_mb`` caps each child's extra address space (RLIMIT_AS, on top of what the
+    helper already maps); every result carries the child's peak resident set
+    (``peak_mb``, from ``wait4``). Output is read back as bytes decoded with
+    ``surrogateescape``, so a control character that reached it is still seen.
+    """
+    import resource
+
+    base = _mapped_bytes()
     results = []
     for k, argv in enumerate(calls):
         out, err = os.path.join(folder, f"{k}.out"), os.path.join(folder, f"{k}.err")
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
+            if memory_mb is not None:
+                cap = base + memory_mb * 2**20
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             _child(argv, out, err)
-        status, hung = None, False
+        status, hung, usage = None, False, None
         while status is None:
-            done, raw = os.waitpid(pid, os.WNOHANG)
+            done, raw, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 status = raw
             elif time.monotonic() - started > timeout:
                 os.kill(pid, 9)
-                status, hung = os.waitpid(pid, 0)[1], True
+                _, status, usage = os.wait4(pid, 0)
+                hung = True
             else:
                 time.sleep(0.002)
         results.append({"argv": argv, "code": os.waitstatus_to_exitcode(status), "hung": hung,
-                        "seconds": time.monotonic() - started,
-                        "stdout": Path(out).read_text(errors="replace"),
-                        "stderr": Path(err).read_text(errors="replace")})
+                        "seconds": time.monotonic() - started, "peak_mb": usage.ru_maxrss / 1024,
+                        "stdout": Path(out).read_bytes().decode("utf-8", "surrogateescape"),
+                        "stderr": Path(err).read_bytes().decode("utf-8", "surrogateescape")})
     return results
+
+
+def _mapped_bytes() -> int:
+    """This process's address space now (VmSize), which a forked child starts with."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 if __name__ == "__main__":  # python hostile.py CALLS.json RESULTS.json TIMEOUT
@@ -506,6 +622,7 @@ if __name__ == "__main__":  # python hostile.py CALLS.json RESULTS.json TIMEOUT
     from nanohermes_nb.views import report  # noqa: F401
 
     calls_file, results_file, per_call = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    memory = int(sys.argv[4]) if len(sys.argv) > 4 else None  # MB each call may add
     work = os.path.dirname(os.path.abspath(results_file))
-    found = run_cli(json.loads(Path(calls_file).read_text()), work, per_call)
+    found = run_cli(json.loads(Path(calls_file).read_text()), work, per_call, memory)
     Path(results_file).write_text(json.dumps(found))

@@ -264,3 +264,44 @@ def test_fuzz_json_structures(tmp_path: Path, messages: list, shape: str) -> Non
                    "events": {"events": messages}}[shape]
         data = json.dumps(wrapped)  # may write NaN / Infinity: the loader must refuse them
     _load_or_refuse(_fuzz_file(tmp_path, data.encode("utf-8", "surrogatepass")))
+
+
+# ---------------------------------------------------------------- round two (issue 26): what comes after loading
+
+_RAW_CONTROLS = [chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x202E)
+                 if chr(c) not in "\n"]
+
+
+@pytest.mark.slow
+def test_cli_round_two_bounded_escaped_and_one_rule(tmp_path: Path) -> None:
+    """Each round-two call in its own process under a timeout and a memory cap: the right exit code,
+    the expected words, output linear in the input, and no raw control character on either stream."""
+    cases = hostile.build_cli_cases(tmp_path / "cli")
+    (tmp_path / "calls.json").write_text(json.dumps([case.argv for case in cases]))
+    subprocess.run([sys.executable, str(HERE / "hostile.py"), str(tmp_path / "calls.json"),
+                    str(tmp_path / "results.json"), "60", "1500"], check=True, timeout=900, cwd=ROOT)
+    results = json.loads((tmp_path / "results.json").read_text())
+    bad = []
+    for case, r in zip(cases, results, strict=True):
+        both = r["stdout"] + r["stderr"]
+        raw = sorted({repr(c) for c in both if c in _RAW_CONTROLS})
+        problems = [
+            f"exit {r['code']} (want {case.code})" if r["code"] != case.code else "",
+            "hung" if r["hung"] else "",
+            "traceback" if "Traceback" in r["stderr"] else "",
+            f"missing {case.needle!r}" if case.needle not in both else "",
+            f"{len(r['stdout'].encode('utf-8', 'surrogateescape')):,} bytes of stdout"
+            if len(r["stdout"].encode("utf-8", "surrogateescape")) > case.max_stdout else "",
+            f"raw {', '.join(raw)}" if raw else "",
+            f"{r['seconds']:.1f} s" if r["seconds"] > case.max_seconds else "",
+            f"stderr has {r['stderr'].count(chr(10))} lines" if case.code == 2 and r["stderr"].count("\n") != 1 else "",
+        ]
+        if any(problems):
+            bad.append(f"{case.name}: {'; '.join(p for p in problems if p)}: {r['stderr'][-300:]!r}")
+    assert not bad, "\n".join(bad)
+    by_name = {case.name: r for case, r in zip(cases, results, strict=True)}
+    assert max(r["peak_mb"] for r in results) < 1500  # before: 4.9 GB for the 20,000-call ledger
+    show = by_name["calls_compact_show"]["stdout"].splitlines()
+    assert max(len(line) for line in show[1:]) <= 100  # the table; before: every row padded to the widest cell
+    assert not (tmp_path / "cli" / "out.csv").is_dir() and (tmp_path / "cli" / "out.csv").read_text().count("\n") == 2
+    assert sorted(p.name for p in (tmp_path / "cli").iterdir() if p.name.startswith(".out.csv")) == [".out.csv.tmp"]

@@ -447,9 +447,10 @@ class Agent:
         try:
             reply = self.model.complete(sent, tools=self.specs)
             message = _assistant_message(reply.message, request)
-        except TransportError as exc:  # ModelError too
-            self.calls.append(ModelCall(request, "agent", time.perf_counter() - started, None, str(exc)))
-            raise _Failed(f"request {request} failed: {exc}") from None
+        except Exception as exc:  # TransportError, ModelError, and whatever a client lets escape: never lost
+            text = str(exc) if isinstance(exc, TransportError) else f"{type(exc).__name__}: {exc}"
+            self.calls.append(ModelCall(request, "agent", time.perf_counter() - started, None, text))
+            raise _Failed(f"request {request} failed: {text}") from None
         seconds = time.perf_counter() - started
         self.calls.append(ModelCall(request, "agent", seconds, reply.usage))
         self.usage.append(reply.usage)

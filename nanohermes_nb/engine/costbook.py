@@ -20,13 +20,12 @@ from ..context.sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
 from ..context.summarizers import summary_prompt
 from ..policies.base import Event
 from .books import Book
+from .columns import COST_REQUEST
 from .pricing import Pricing, rounded_sum, sent_each
 from .recorded import Context, ContextView, RecordedSession
 
-__all__ = ["CostBook", "COST_COLUMNS"]
+__all__ = ["CostBook"]
 
-COST_COLUMNS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
-                "summarizer_cost_usd")
 
 
 def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
@@ -144,7 +143,7 @@ class CostBook(Book):
                 totals[i] += v
             if self.rows:
                 c = self.cols
-                for name, value in zip(COST_COLUMNS, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
+                for name, value in zip(COST_REQUEST, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
                     c.setdefault(name, []).append(value)
             previous = n
         return tuple(totals)  # type: ignore[return-value]

@@ -29,29 +29,18 @@ from .books import (
     TokenBook,
     merge_fields,
 )
-from .costbook import COST_COLUMNS, CostBook
+from .columns import Column, request_columns, total_columns
+from .costbook import CostBook
 from .frames import frame
 from .recorded import Context, RecordedSession, prepare
 from .settings import Settings
 
-__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
-           "prepare", "Replay", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
+__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "prepare", "Replay"]
 
 CAVEAT = (
     "Counterfactual replay: it assumes the recorded future did not depend on what was "
     "dropped. A real agent with less context might have acted differently."
 )
-# with pricing, after the others, in this order (sweeps too); the live agent loop's own usage columns are usage_*
-TOTAL_COST_COLUMNS = ("pricing", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
-                      "summarizer_input_tokens", "summarizer_output_tokens", "cost_usd", "summarizer_cost_usd",
-                      "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction")
-REQUEST_COLUMNS = (
-    "request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped",
-    "size_after", "cumulative_input", "size_no_compaction", "cumulative_no_compaction",
-    "event", "prefix_reuse", "request_bytes",
-)
-
-
 @dataclass(frozen=True)
 class LedgerEvent:
     """An event with where it happened, what it removed, and what survived."""
@@ -147,36 +136,19 @@ class Totals:
         return self.cost_usd_no_compaction - self.cost_usd
 
     def as_dict(self, prefix_reuse: bool = True) -> dict:
-        out = {
-            "requests": self.requests,
-            "peak_request": self.peak_request,
-            "peak_request_number": self.peak_request_number,
-            "compactions": self.compactions,
-            "summarizer_calls": self.summarizer_calls,
-            "cumulative_input": self.cumulative_input,
-            "cumulative_input_no_compaction": self.cumulative_input_no_compaction,
-            "saving": self.saving,
-            "saving_share": round(self.saving_share, 4),
-            "final_size": self.final_size,
-            "ineffective_compactions": self.ineffective_compactions,
-            "prefix_reuse": self.prefix_reuse,
-            "request_bytes": self.request_bytes,
-            "prefix_reuse_share": round(self.prefix_reuse_share, 4),
-            "retention": None if self.retention is None else round(self.retention, 4),
-        }
-        if not prefix_reuse:
-            for key in ("prefix_reuse", "request_bytes", "prefix_reuse_share"):
-                del out[key]
-        for profile, n in self.problems.items():
-            out[f"problems_{profile}"] = n
-        for unit, n in self.tokens.items():
-            out[f"cumulative_{unit}"] = n
-        if self.needed_later_items is not None:
-            out["needed_later"] = None if self.needed_later is None else round(self.needed_later, 4)
-            out["needed_later_items"] = self.needed_later_items
-        if self.cost_usd is not None:
-            out.update({name: getattr(self, name) for name in TOTAL_COST_COLUMNS})
-        return out
+        """The totals as one sweep row shows them: the columns the books declare (``columns.py``), in order."""
+        cols = total_columns(tuple(self.problems), tuple(self.tokens), prefix_reuse,
+                             self.needed_later_items is not None, self.cost_usd is not None)
+        return {c.name: self._value(c) for c in cols}
+
+    def _value(self, column: Column) -> Any:
+        name = column.name
+        if name.startswith("problems_") and name[len("problems_"):] in self.problems:
+            return self.problems[name[len("problems_"):]]
+        if name.startswith("cumulative_") and name[len("cumulative_"):] in self.tokens:
+            return self.tokens[name[len("cumulative_"):]]
+        value = getattr(self, name)
+        return round(value, column.digits) if column.digits is not None and value is not None else value
 
 
 _TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
@@ -389,12 +361,7 @@ class Replay:
         cols: dict[str, list] = {}
         for book in books:
             cols.update(book.cols)
-        order = [c for c in REQUEST_COLUMNS if self.prefix_reuse or c not in ("prefix_reuse", "request_bytes")]
-        order += [f"problems_{p}" for p in self.profiles]
-        for u in self.tokens:
-            order += [f"size_{u}", f"cumulative_{u}"]
-        if self.pricing is not None:
-            order += list(COST_COLUMNS)
+        order = request_columns(self.profiles, self.tokens, self.prefix_reuse, self.pricing is not None)
         requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
         assert isinstance(size_book, SizeBook)  # Replay.books always starts with it

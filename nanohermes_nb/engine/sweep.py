@@ -29,8 +29,9 @@ from typing import Any
 
 from ..context.history import PROFILES
 from ..policies import Policy, accepts_option, resolve_policy
+from .columns import dtype_of, total_columns
 from .frames import frame as text_frame
-from .ledger import TOTAL_COST_COLUMNS, Replay, Totals
+from .ledger import Replay, Totals
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession
 from .settings import Settings, check_settings
@@ -149,17 +150,8 @@ def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence
 def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True,
                   pricing: bool = False, needed_later: bool = False) -> list:
     """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
-    totals = ["requests", "peak_request", "peak_request_number", "compactions", "summarizer_calls",
-              "cumulative_input", "cumulative_input_no_compaction", "saving", "saving_share", "final_size",
-              "ineffective_compactions"]
-    if prefix_reuse:
-        totals += ["prefix_reuse", "request_bytes", "prefix_reuse_share"]
-    totals += ["retention"] + [f"problems_{p}" for p in profiles] + [f"cumulative_{u}" for u in tokens]
-    if needed_later:
-        totals += ["needed_later", "needed_later_items"]
-    if pricing:
-        totals += list(TOTAL_COST_COLUMNS)
-    return list(SWEEP_COLUMNS) + totals
+    totals = total_columns(profiles, tokens, prefix_reuse, needed_later, pricing)
+    return list(SWEEP_COLUMNS) + [c.name for c in totals]
 
 
 def _load(source: _Source) -> list:
@@ -251,7 +243,7 @@ class _Sink:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
                 raise ValueError(f"out must end in .csv or .parquet, got {self.path.name!r}")
-            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             self.kind = suffix[1:]
 
     def add(self, rows: list[dict]) -> None:
@@ -301,11 +293,9 @@ class _Sink:
 def _arrow_schema(columns: list[str]):
     import pyarrow as pa
 
-    text = {"transcript", "policy", "options", "unit", "pricing"}
-    floats = {"saving_share", "prefix_reuse_share", "retention", "needed_later", "cost_usd", "summarizer_cost_usd",
-              "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction"}
-    return pa.schema([(c, pa.string() if c in text else pa.float64() if c in floats else pa.int64())
-                      for c in columns])
+    types = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
+    text = {"transcript", "policy", "options", "unit"}  # the sweep's own columns that are text
+    return pa.schema([(c, pa.string() if c in text else types[dtype_of(c)]) for c in columns])
 
 
 def _pricings(pricing: Any) -> tuple:

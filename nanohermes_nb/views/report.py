@@ -1,8 +1,8 @@
-"""Plain renderings of messages and compactions: rows, a text table, a small HTML table.
+"""Plain renderings of messages and compactions: rows and a small HTML table.
 
-These need nothing beyond the standard library, so the CLI and the objects'
-``_repr_html_`` can use them; the richer pandas and matplotlib views build on the
-same rows.
+These need nothing beyond the standard library, so the objects' ``_repr_html_``
+can use them; the text table (``views.tables.text_table``, also the CLI's) and the
+richer pandas and matplotlib views build on the same rows.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ __all__ = [
     "answers",
     "message_rows",
     "compaction_rows",
-    "text_table",
     "html_table",
     "compaction_html",
     "STATUS_COLOURS",
@@ -53,11 +52,18 @@ def preview(message: Mapping[str, Any], width: int = 72) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
+SHOWN_CALLS = 8  # a row names this many call ids, then how many more (one message may carry 20,000)
+
+
 def call_ids(message: Mapping[str, Any]) -> str:
+    """The message's call ids, comma-separated; past ``SHOWN_CALLS``, the count of the others."""
     calls = message.get("tool_calls")
     if not isinstance(calls, list):
         return ""
-    return ", ".join(str(c.get("id", "?")) for c in calls if isinstance(c, Mapping))
+    ids = [str(c.get("id", "?")) for c in calls[: SHOWN_CALLS + 1] if isinstance(c, Mapping)]
+    if len(calls) <= SHOWN_CALLS:
+        return ", ".join(ids)
+    return ", ".join(ids[:SHOWN_CALLS]) + f", \u2026 ({len(calls):,} calls)"
 
 
 def answers(message: Mapping[str, Any]) -> str:
@@ -101,26 +107,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return str(value)
-
-
-def text_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLUMNS) -> str:
-    """A fixed-width table for terminals and the CLI."""
-    rows = list(rows)
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
-    numeric = {c for c in columns
-               if any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
-               and all(r.get(c) is None or (isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool))
-                       for r in rows)}
-
-    def fmt(values: Sequence[str]) -> str:
-        return "  ".join(
-            v.rjust(w) if columns[k] in numeric else v.ljust(w) for k, (v, w) in enumerate(zip(values, widths))
-        ).rstrip()
-
-    lines = [fmt(list(columns)), fmt(["-" * w for w in widths])]
-    lines.extend(fmt(row) for row in cells)
-    return "\n".join(lines)
 
 
 def html_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = _COLUMNS, caption: str = "") -> str:

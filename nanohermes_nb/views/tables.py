@@ -5,19 +5,26 @@ rows the CLI prints), so the notebook and the terminal never disagree. This modu
 only turns them into a DataFrame, adds an optional size column in another unit,
 and styles it: row colours by status, a border at the cut and at the naive cut,
 sizes drawn as bars.
+
+It also holds the one plain-text table renderer (``text_table``: the CLI's ledger,
+check, compact and sweep tables and the notebooks' ``text=True`` tables) and the
+one escape for text bound for a terminal (``printable``).
 """
 
 from __future__ import annotations
 
 import html
+import math
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..context.sizing import UNITS, measure_each
 from ..engine.frames import frame as text_frame
 from . import report
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built, so the CLI's text tables start fast
+    import pandas as pd
 
 __all__ = [
     "message_frame",
@@ -29,6 +36,10 @@ __all__ = [
     "MESSAGE_COLUMNS",
     "COMPACTION_COLUMNS",
     "MARKER_COLOURS",
+    "text_table",
+    "printable",
+    "terminal_width",
+    "DEFAULT_WIDTH",
 ]
 
 MESSAGE_COLUMNS = ("index", "role", "size", "calls", "answers", "preview")
@@ -135,7 +146,9 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
     sizes = _size_columns(frame)
     maxima = {c: float(frame[c].max()) if len(frame) else 0.0 for c in sizes}
     styler = frame.style.hide(axis="index").apply(_row_styles, axis=1, maxima=maxima)
-    text_cols = [c for c in frame.columns if c not in sizes and not pd.api.types.is_numeric_dtype(frame[c])]
+    from pandas.api.types import is_numeric_dtype
+
+    text_cols = [c for c in frame.columns if c not in sizes and not is_numeric_dtype(frame[c])]
     if text_cols:  # message text is data, not markup: '<MASKED>' must show, '<b>' must not bold
         styler = styler.format(escape="html", subset=text_cols)
     styler = styler.format("{:,}", subset=sizes)
@@ -159,17 +172,122 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
 
 # ---------------------------------------------------------------- plain text
 
+DEFAULT_WIDTH = 100  # columns of a text table when COLUMNS does not say
+_MIN_SHRUNK = 12  # a shrunk column keeps at least this many characters (or its header)
 
-def table_text(frame: pd.DataFrame) -> str:
-    """The frame as a fixed-width text table (``report.text_table`` right-aligns the numbers)."""
+# Characters a terminal acts on instead of showing: C0 controls (ESC, BEL, CR, ...), DEL, C1 controls
+# (0x9b is an 8-bit CSI), and the bidirectional overrides that reorder what follows ("Trojan Source").
+_CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
+_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_ESCAPES = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BIDI}
+
+
+def printable(text: object) -> str:
+    """``text`` safe to print: every control, DEL, C1 and bidi-override character as a visible escape.
+
+    Data (file names, message text, call ids, tool names, error reasons) passes
+    through this at every terminal boundary, so a transcript cannot ring the bell,
+    recolour the terminal, move the cursor or reorder a line.
+    """
+    return str(text).translate(_ESCAPES)
+
+
+def terminal_width(environ: Mapping[str, str] | None = None) -> int:
+    """The width tables fit: ``COLUMNS`` when it is a sensible number, else ``DEFAULT_WIDTH`` (100).
+
+    Read from the environment only (not the terminal), so output is the same in a
+    pipe, a test and a window.
+    """
+    text = (os.environ if environ is None else environ).get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and 20 <= int(text) <= 10_000 else DEFAULT_WIDTH
+
+
+def _cell(value: Any, missing: str) -> str:
+    """A table cell: integers with thousands separators, ``missing`` for missing values and False."""
+    if value is None or value is False or _is_na(value):
+        return missing
+    if value is True:
+        return "yes"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        value = value.item()
+    if isinstance(value, bool):
+        return "yes" if value else missing
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return missing if math.isnan(value) else f"{value:,.4g}"
+    text = printable(value)
+    return missing if text in ("<NA>", "nan", "NaT") else text
+
+
+def _numeric(cells: Sequence[str], missing: str) -> bool:
+    return all(c == missing or c.replace(",", "").replace(".", "").replace("-", "").replace("%", "").isdigit()
+               for c in cells)
+
+
+def _fit_widths(widths: dict[str, int], headers: Mapping[str, str], shown: list[str], width: int,
+                shrink: Sequence[str]) -> None:
+    """Cut the ``shrink`` columns (in order, down to ``_MIN_SHRUNK``), then drop columns from the right."""
+    def total() -> int:
+        return sum(widths[c] for c in shown) + max(len(shown) - 1, 0)
+
+    for c in shrink:
+        if c in widths and total() > width:
+            widths[c] = max(_MIN_SHRUNK, len(headers.get(c, c)), widths[c] - (total() - width))
+    while len(shown) > 1 and total() > width:
+        shown.pop()
+
+
+def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
+               headers: Mapping[str, str] | None = None, width: int | None = None,
+               shrink: str | Sequence[str] = (), rule: bool = False, missing: str = ""
+               ) -> tuple[list[str], list[str]]:
+    """Rows as fixed-width text lines, and the columns left out to fit ``width``.
+
+    The one plain-text table of the package. Columns are taken in order while
+    they fit ``width`` (None: every column, however wide); the ``shrink`` columns
+    are cut with an ellipsis first. Numbers are right-aligned, text left-aligned,
+    one space between columns; ``rule`` draws dashes under the header. Every cell
+    passes through ``printable``, and a cell is never longer than its column.
+    """
+    headers = dict(headers or {})
+    shrink = (shrink,) if isinstance(shrink, str) else tuple(shrink)
+    cells = {c: [_cell(r.get(c), missing) for r in rows] for c in columns}
+    widths = {c: max([len(headers.get(c, c))] + [len(x) for x in cells[c]]) for c in columns}
+    shown = list(columns)
+    if width is not None:
+        _fit_widths(widths, headers, shown, width, shrink)
+    right = {c: _numeric(cells[c], missing) for c in shown}
+
+    def fit(text: str, c: str) -> str:
+        if len(text) > widths[c]:
+            text = text[: widths[c] - 1] + "\u2026"
+        return text.rjust(widths[c]) if right[c] else text.ljust(widths[c])
+
+    lines = [" ".join(fit(headers.get(c, c), c) for c in shown).rstrip()]
+    if rule:
+        lines.append(" ".join("-" * widths[c] for c in shown))
+    lines += [" ".join(fit(cells[c][i], c) for c in shown).rstrip() for i in range(len(rows))]
+    return lines, [c for c in columns if c not in shown]
+
+
+def table_text(frame: pd.DataFrame, *, width: int | None = None) -> str:
+    """The frame as a fixed-width text table, a rule under the header (``width``: fit, shrinking text)."""
     numeric = [c for c in frame.columns if c == "index" or c in _NUMERIC or c.startswith("size_")]
     rows = [{c: (None if _missing(v) else int(v)) if c in numeric else v for c, v in record.items()}
             for record in frame.to_dict("records")]
-    return report.text_table(rows, columns=list(frame.columns))
+    lines, _ = text_table(rows, list(frame.columns), width=width, shrink=("preview", "calls", "answers"),
+                          rule=True, missing="\u2013")
+    return "\n".join(lines)
 
 
 def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+    return value is None or _is_na(value) or (isinstance(value, float) and value != value)
+
+
+def _is_na(value: Any) -> bool:
+    """pandas' missing value, recognised without importing pandas."""
+    return type(value).__name__ == "NAType"
 
 
 # ---------------------------------------------------------------- the public tables
