@@ -46,6 +46,7 @@ _EXPORTS = {
     "TranscriptError": "transcripts",
     "load_transcript": "transcripts",
     "load_transcripts": "transcripts",
+    "find_sessions": "transcripts.agentlogs",
     # policies
     "POLICIES": "policies",
     "Policy": "policies",
