@@ -6,11 +6,11 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test lab figure bench clean
+.PHONY: course test test-fast lint lab figure bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site]'
 	printf '#!/bin/sh\n# made by make: the CLI of this checkout (.venv/bin/nanohermes-nb)\nexec "$$(dirname "$$0")/$(VENV)/bin/nanohermes-nb" "$$@"\n' > nanohermes-nb
 	chmod +x nanohermes-nb
 	touch $(STAMP)
@@ -20,18 +20,28 @@ nanohermes-nb: $(STAMP)
 
 # JupyterLab in the same .venv; the notebooks' python3 kernel is registered as this .venv's Python.
 $(LAB_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,lab]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site,lab]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (nanohermes_nb)"
 	touch $(LAB_STAMP)
 
-# Execute every notebook into build/course/ (.ipynb + .html + index.html) and print the times;
+# Execute every notebook (into build/executed/) and print the times, then build the course site with MkDocs:
+# build/course/ (course, docs, API reference) and build/course/zh/ (the Chinese edition), all offline;
 # also redraws docs/ledger_vs_article.png when the data it plots has changed.
 course: $(STAMP)
 	$(PY) -m nanohermes_nb.course
 
-# The whole test suite, executed notebooks and the browser check included.
+# The whole test suite, executed notebooks and the browser check included (what CI runs).
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Everything but the slow tier (notebook execution, the browser, many-subprocess tests): about a minute.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+# Lint and types, as CI runs them (configured in pyproject.toml).
+lint: $(STAMP)
+	$(PY) -m ruff check nanohermes_nb tests bench data/make_sessions.py
+	$(PY) -m mypy
 
 # Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
 lab: $(LAB_STAMP)

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nanohermes_nb import load_transcripts, replay, sweep
+from nanohermes_nb import load_transcript, load_transcripts, replay, sweep  # noqa: E402
 from nanohermes_nb.context.summarizers import ExtractiveSummarizer  # noqa: E402
 from nanohermes_nb.engine.ledger import reference_replay
 

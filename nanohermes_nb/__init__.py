@@ -52,6 +52,7 @@ _EXPORTS = {
     "NanoHermesPolicy": "policies",
     "resolve_policy": "policies",
     # engine: replay, sweep, money
+    "Settings": "engine.settings",
     "replay": "engine.ledger",
     "Ledger": "engine.ledger",
     "sweep": "engine.sweep",
@@ -92,6 +93,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time the name
     from .context.summarizers import ExtractiveSummarizer
     from .engine.ledger import Ledger, replay
     from .engine.pricing import get_pricing
+    from .engine.settings import Settings
     from .engine.sweep import compare_policies, sweep
     from .policies import POLICIES, NanoHermesPolicy, Policy, resolve_policy
     from .transcripts import (

@@ -172,7 +172,9 @@ def _plain(value: Any) -> Any:
 
 
 def _records(frame) -> list[dict]:
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    """JSON-ready rows of a DataFrame, or of a list of row dicts (what the ledger gives without pandas)."""
+    rows = frame if isinstance(frame, list) else frame.to_dict(orient="records")
+    return [{str(k): _plain(v) for k, v in row.items()} for row in rows]
 
 
 def _print_json(data: Any) -> None:
@@ -207,13 +209,13 @@ def _tolerant_streams() -> None:
 
 
 def _summarizer(name: str):
-    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer
     from .context.summarizers import ExtractiveSummarizer, PlaceholderSummarizer
 
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "placeholder":
         return PlaceholderSummarizer()
+    from .agent.models import ENV_BASE_URL, OpenAICompatibleSummarizer  # httpx: only when an LLM is asked for
     from .agent.transport import TransportError
     from .context.summarizers import SummarizerError
 
@@ -303,12 +305,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="stop at the first file that cannot be loaded")
     p.add_argument("--unit", choices=UNITS, default="bytes")
     p.add_argument("--summarizer", choices=("extractive", "llm", "placeholder"), default="extractive")
-    p.add_argument("--retention", action="store_true", help="add the retention score")
+    p.add_argument("--retention", action=argparse.BooleanOptionalAction, default=True,
+                   help="the retention score at each event (on by default, as in every replay)")
     p.add_argument("--csv", help="write the full table (every column) to this CSV file")
     p.add_argument("--json", action="store_true", help="print the full table as JSON instead of the summary")
     p.add_argument("--wide", action="store_true", help=_WIDE_HELP)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--pricing", metavar="NAME", help="add tokens and dollars under a preset of data/pricing.csv")
+
+    p = sub.add_parser("sessions", help="list the coding agents' session logs on this machine (read-only)")
+    p.add_argument("roots", nargs="*", help="folders or files to search (default: the agents' usual folders)")
+    p.add_argument("--json", action="store_true", help="every field as a JSON list of rows")
 
     p = sub.add_parser("run", help="run the agent loop on a task against an OpenAI-compatible endpoint",
                        description="Run NanoHermes's agent loop on TASK in --workspace, printing one line per "
@@ -352,7 +359,10 @@ def _pricing(name: str | None):
 def _load(path: str):
     from .transcripts import load_transcript
 
-    return load_transcript(path)
+    transcript = load_transcript(path)
+    if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
+        print(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}", file=sys.stderr)
+    return transcript
 
 
 # ---------------------------------------------------------------- ledger
@@ -407,17 +417,21 @@ def _cmd_ledger(args) -> int:
     pricing = _pricing(args.pricing)
     ledger = replay(messages, budget=args.budget, summarizer=_summarizer(args.summarizer), unit=args.unit,
                     policy=policy, pricing=pricing)
-    frame = _by_turn(ledger) if args.by_turn else ledger.requests
+    if args.by_turn:
+        frame = _by_turn(ledger)
+        records, names = _records(frame), [str(c) for c in frame.columns]
+    else:  # the plain rows: no pandas on the default path
+        records, names = _records(ledger.records()), list(ledger.rows)
     if args.json:
-        _print_json(_records(frame))
+        _print_json(records)
         return EXIT_OK
     unit = ledger.unit
     width = _width(args)
-    columns = list(frame.columns) if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
+    columns = names if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
-    lines, hidden = text_table(_records(frame), columns, width=width, shrink="action")
-    more = len(frame.columns) - len(columns) + len(hidden)
+    lines, hidden = text_table(records, columns, width=width, shrink="action")
+    more = len(names) - len(columns) + len(hidden)
     if args.by_turn:
         legend = f"largest_sent: largest request sent; check_saw: largest context the compaction check saw; {unit}"
     else:
@@ -656,7 +670,7 @@ def _cmd_sweep(args) -> int:
             from concurrent.futures import ProcessPoolExecutor
 
             with ProcessPoolExecutor(args.jobs) as pool:
-                result = sweep(args.paths, executor=pool, **options)
+                result = sweep(args.paths, executor=pool, workers=args.jobs, **options)
         else:
             result = sweep(args.paths, **options)
     skipped = result.skipped if args.out else result.attrs["skipped"]
@@ -774,9 +788,34 @@ def _cmd_run(args) -> int:
     return EXIT_OK
 
 
+def _cmd_sessions(args) -> int:
+    """One row per agent session found: agent, model, size, requests, time span, path."""
+    import dataclasses
+    import datetime
+
+    from .transcripts.agentlogs import find_sessions
+
+    rows = [dataclasses.asdict(s) for s in find_sessions(args.roots or None)]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+
+    def when(t):
+        return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M") if t else ""
+
+    table = [{"agent": r["agent"], "model": r["model"], "size": f"{r['size'] / 1e6:.1f} MB",
+              "requests": r["requests"], "compactions": r["compactions"], "start (UTC)": when(r["start"]),
+              "hours": "" if r["start"] is None else f"{(r['end'] - r['start']) / 3600:.1f}", "path": r["path"]}
+             for r in rows]
+    lines, _ = text_table(table, list(table[0]) if table else ["agent"], width=None)
+    _say(_comment(f"{plural(len(rows), 'session')} found" + ("" if args.roots else " in the usual folders")))
+    _say(lines)
+    return EXIT_OK
+
+
 # Each command is one function of the parsed arguments returning the exit code.
 _COMMANDS = {"ledger": _cmd_ledger, "check": _cmd_check, "compact": _cmd_compact, "sweep": _cmd_sweep,
-             "run": _cmd_run}
+             "run": _cmd_run, "sessions": _cmd_sessions}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

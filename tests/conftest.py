@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import matplotlib
 
@@ -100,14 +101,17 @@ def canonical_sha256(messages: Any) -> str:
 
 @pytest.fixture(scope="session")
 def built_course(tmp_path_factory):
-    """The whole course executed once per test session, as ``make course`` builds it (HTML and index)."""
-    from nanohermes_nb.course.build import notebook_paths, run_course, write_index
+    """The whole course executed once per test session and built into its site, as ``make course`` does.
+
+    Returns the site folder (English at its root, Chinese in ``zh/``) and the runs by notebook name.
+    """
+    from nanohermes_nb.course.build import notebook_paths, run_course
+    from nanohermes_nb.course.site import build_site
 
     out = tmp_path_factory.mktemp("course")
-    notebooks = notebook_paths(ROOT / "notebooks")
-    runs = run_course(notebooks, out, workers=2, timeout=300, html=True)
-    write_index(runs, out, notebooks)
-    return out, {r.name: r for r in runs}
+    runs = run_course(notebook_paths(ROOT / "notebooks"), out / "executed", workers=2, timeout=300)
+    build_site(runs, out / "executed", out / "course", stage_root=out / "site_src")
+    return out / "course", {r.name: r for r in runs}
 
 
 def pytest_configure(config):
@@ -116,6 +120,17 @@ def pytest_configure(config):
     for corpus in CORPORA:  # an empty folder must fail loudly, not turn its tests into nothing
         if not corpus.files:
             raise pytest.UsageError(f"no transcripts in the {corpus.name} corpus at {corpus.path}")
+
+
+# whole modules in the slow tier (`make test-fast` leaves them out): they execute notebooks or drive a browser;
+# single slow tests elsewhere carry @pytest.mark.slow themselves
+SLOW_MODULES = frozenset({"test_notebooks.py", "test_browser.py", "test_course.py"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_MODULES or "built_course" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_generate_tests(metafunc):

@@ -376,6 +376,33 @@ def _shapes() -> Iterator[tuple[str, bytes, str]]:
     yield "shape_comment.json", b'// log\n[{"role":"user","content":"q"}]', "line 1: invalid JSON"
 
 
+def _agent_logs() -> Iterator[tuple[str, bytes, str]]:
+    """Coding agents' logs with nothing usable left: read leniently, they must still refuse in one line."""
+    ids = {"uuid": "u1", "sessionId": "s1", "parentUuid": None}
+    claude = [{"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}},
+              {"type": "summary", "summary": "s", "leafUuid": "u1"}]
+    yield "agent_claude_no_message.jsonl", _jsonl(claude), "a claude_code log with no usable message"
+    meta = {**ids, "type": "user", "isMeta": True, "message": {"role": "user", "content": "caveat"}}
+    yield "agent_claude_meta_only.jsonl", _jsonl([meta, {**meta, "uuid": "u2"}]), "claude_code log with no usable"
+    cut = json.dumps({**ids, "type": "user", "message": {"role": "user", "content": "q"}})
+    yield "agent_claude_cut_prompt.jsonl", _jsonl(claude) + cut[:-5].encode(), "(line 3: the last line is incomplete"
+    codex = [{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}},
+             {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": {"type": "task_started"}}]
+    yield "agent_codex_no_item.jsonl", _jsonl(codex), "a codex_cli log with no usable message"
+    hologram = {"type": "response_item", "payload": {"type": "hologram"}}
+    yield "agent_codex_unknown_items.jsonl", _jsonl(codex + [hologram]), "response item of unknown type 'hologram'"
+    yield "agent_gemini_no_message.json", b'{"sessionId": "s", "projectHash": "p", "messages": []}', \
+        "a gemini_cli log with no usable message"
+    gemini = [{"sessionId": "s", "projectHash": "p", "kind": "main"}, {"$set": {"lastUpdated": "x"}},
+              {"id": "i1", "type": "info", "content": "notice"}]
+    yield "agent_gemini_jsonl_info_only.jsonl", _jsonl(gemini), "a gemini_cli log with no usable message"
+    yield "agent_copilot_hooks_only.jsonl", _jsonl([{"type": "session.start", "data": {}},
+                                                    {"type": "hook.start", "data": {"hookType": "x"}}]), \
+        "a copilot_cli log with no usable message"
+    yield "agent_any_agent_no_llm_span.json", json.dumps({"spans": [{"name": "invoke_agent", "attributes": {
+        "gen_ai.operation.name": "invoke_agent"}}]}).encode(), "an any_agent log with no usable message"
+
+
 def _special_files(folder: Path) -> Iterator[Case]:
     fifo = folder / "special_fifo.json"
     os.mkfifo(fifo)
@@ -407,7 +434,7 @@ def _special_files(folder: Path) -> Iterator[Case]:
 
 
 GENERATORS: tuple[Callable[[], Iterator[tuple[str, bytes, str]]], ...] = (
-    _field_cases, _truncations, _encodings, _nesting, _numbers, _huge, _shapes)
+    _field_cases, _truncations, _encodings, _nesting, _numbers, _huge, _shapes, _agent_logs)
 
 
 def build_corpus(folder: Path) -> list[Case]:

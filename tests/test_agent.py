@@ -579,8 +579,7 @@ def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path
         monkeypatch.setenv("NANOHERMES_LLM_BASE_URL", server.url)
         monkeypatch.setenv("NANOHERMES_LLM_MODEL", "local-test")
         monkeypatch.delenv("NANOHERMES_LLM_API_KEY", raising=False)
-        run = execute_notebook(ROOT / "notebooks" / "18_run_the_loop_yourself.ipynb", tmp_path, timeout=180,
-                               html=False)
+        run = execute_notebook(ROOT / "notebooks" / "18_run_the_loop_yourself.ipynb", tmp_path, timeout=180)
         requests = len(server.agent_requests)
     assert run.error is None and run.error_outputs == 0, run.error
     assert requests == len(plan)

@@ -1,34 +1,57 @@
-"""The built course in a real browser: every page offline, no JavaScript error, nothing blank.
+"""The built course site in a real browser: every page offline, navigation, search, both editions, CJK glyphs.
 
-Playwright drives the system's Chromium (Debian's ``chromium`` package; ``.ci/run``
-installs it). Playwright's own browser download is never used. On a machine
-without Chromium the whole module is skipped with one line saying why.
+Playwright drives the system's Chromium (Debian's ``chromium`` package; ``.ci/run`` installs it
+with ``fonts-noto-cjk``). Playwright's own browser download is never used. On a machine without
+Chromium the whole module is skipped with one line saying why. Every request that is not a local
+file is blocked and recorded, so a page that needs the network fails here.
 """
 
 from __future__ import annotations
 
-import html
 import os
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 from conftest import ROOT
 
 from nanohermes_nb.course.build import notebook_paths
+from nanohermes_nb.course.site import external_urls
 
 CHROMIUM = os.environ.get("NANOHERMES_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL = ("file://", "data:", "about:", "blob:")
+NOTEBOOKS = [p.with_suffix(".html").name for p in notebook_paths(ROOT / "notebooks")]
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 if not Path(CHROMIUM).is_file():
     pytest.skip(f"no Chromium at {CHROMIUM}: the browser test needs Debian's chromium package "
                 "(apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+pytestmark = pytest.mark.slow
 
-PAGES = ["index.html"] + [p.with_suffix(".html").name for p in notebook_paths(ROOT / "notebooks")]
+# Three distinct ideographs drawn on a canvas in the element's own font: with no CJK font they all fall
+# back to the same empty box, so their bitmaps are equal; with one, they differ.
+GLYPHS_DIFFER = """el => {
+  const font = getComputedStyle(el).fontSize + ' ' + getComputedStyle(el).fontFamily;
+  const draw = ch => { const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+    const g = c.getContext('2d'); g.font = font.replace(/^[0-9.]+px/, '32px'); g.fillText(ch, 4, 36);
+    return c.toDataURL(); };
+  const a = draw('上'), b = draw('下'), c = draw('文');
+  return a !== b && b !== c && a !== c;
+}"""
+
+
+def site_pages(site: Path) -> list[str]:
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html") if p.name != "404.html")
+
+
+@pytest.fixture(scope="module")
+def site(built_course):
+    return built_course[0]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +66,7 @@ def open_page(browser, url: str):
     """Load ``url`` with every non-local request blocked and recorded, and every error collected."""
     context = browser.new_context()
     page = context.new_page()
-    seen = {"network": [], "errors": [], "console": []}
+    seen = {"network": [], "failed": [], "errors": [], "console": []}
 
     def route(r):
         if r.request.url.startswith(LOCAL):
@@ -53,59 +76,167 @@ def open_page(browser, url: str):
             r.abort()
 
     context.route("**/*", route)
-    page.on("request", lambda req: None if req.url.startswith(LOCAL) else seen["network"].append(req.url))
+    page.on("requestfailed", lambda req: seen["failed"].append(req.url))
     page.on("pageerror", lambda exc: seen["errors"].append(str(exc)))
     page.on("console", lambda msg: seen["console"].append(msg.text) if msg.type == "error" else None)
     page.goto(url, wait_until="load")
-    page.wait_for_timeout(300)  # DOMContentLoaded handlers and late image decoding
+    page.wait_for_timeout(200)  # DOMContentLoaded handlers, the search worker's start, late image decoding
     return context, page, seen
 
 
-def _box_ok(element) -> bool:
-    box = element.bounding_box()
-    return bool(box) and box["width"] > 0 and box["height"] > 0
+def local_target(page_path: Path, href: str) -> Path | None:
+    """The file a relative link of ``page_path`` points at (None for external, in-page or script links)."""
+    parsed = urlparse(href)
+    if parsed.scheme or href.startswith(("#", "//", "mailto:", "javascript:")) or not parsed.path:
+        return None
+    return (page_path.parent / unquote(parsed.path)).resolve()
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_built_page_works_offline(built_course, browser, name):
-    out, runs = built_course
-    path = out / name
-    assert path.is_file(), f"{name} was not built"
-    source = path.read_text(encoding="utf-8")
-    assert not re.search(r"<script[^>]+src=", source), f"{name} loads a script"
-    assert not re.search(r"<link[^>]+href=[\"']https?:", source), f"{name} loads a stylesheet from the network"
-    context, page, seen = open_page(browser, path.as_uri())
+def test_the_site_has_both_editions_docs_and_the_api(site):
+    pages = site_pages(site)
+    assert "index.html" in pages and "zh/index.html" in pages
+    assert set(NOTEBOOKS) <= set(pages) and {f"zh/{n}" for n in NOTEBOOKS} <= set(pages)
+    assert {"docs/rules.html", "docs/policies.html", "docs/safety.html", "api/index.html"} <= set(pages)
+    assert sum(p.startswith("api/") for p in pages) > 20  # one page per public module
+    api = (site / "api" / "nanohermes_nb.context.clamp.html").read_text(encoding="utf-8")
+    assert "clamp_report" in api and "UTF-8" in api  # rendered from the docstrings
+
+
+def test_nothing_in_the_built_files_would_be_fetched_from_the_network(site):
+    assert external_urls(site) == []
+
+
+def test_every_page_loads_offline_without_an_error(site, browser):
+    """Each page of both editions: nothing asked of the network, no failed request, no error in the console."""
+    for name in site_pages(site):
+        context, page, seen = open_page(browser, (site / name).as_uri())
+        try:
+            assert seen == {"network": [], "failed": [], "errors": [], "console": []}, (name, seen)
+            assert page.locator("h1").count() >= 1, f"{name}: no title"
+        finally:
+            context.close()
+
+
+def test_every_link_of_every_page_lands_on_a_built_file(site):
+    for name in site_pages(site):
+        path = site / name
+        html = path.read_text(encoding="utf-8")
+        for href in re.findall(r'<a\b[^>]*\shref="([^"]+)"', html):
+            target = local_target(path, href)
+            if target is not None:
+                assert target.is_file() or (target / "index.html").is_file(), f"{name}: broken link {href}"
+
+
+def test_navigation_and_the_language_switch_work_both_ways(site, browser):
+    context, page, seen = open_page(browser, (site / "index.html").as_uri())
     try:
-        assert seen["network"] == [], f"{name} asked the network for {seen['network'][:3]}"
-        assert seen["errors"] == [] and seen["console"] == [], (seen["errors"], seen["console"])
-        if name == "index.html":
-            links = page.locator("a[href]")
-            targets = [links.nth(k).get_attribute("href") for k in range(links.count())]
-            assert {t.split("#")[0] for t in targets} == set(PAGES[1:])
-            assert all((out / t.split("#")[0]).is_file() for t in targets)
-            for t in (t for t in targets if "#" in t):  # a section's link lands on its heading
-                target, fragment = t.split("#", 1)
-                assert f'id="{html.escape(fragment, quote=False)}"' in (out / target).read_text(encoding="utf-8"), t
-            return
-        run = runs[Path(name).with_suffix(".ipynb").name]
-        assert run.ok, run.problem
+        page.locator("nav.md-nav--primary a.md-nav__link", has_text="07 ·").first.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("/07_refuse_truncate_summarise_and_clamp.html")
+        assert "clamp" in page.locator("h1").first.inner_text()
+        page.locator("a.nh-lang-link").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("/zh/07_refuse_truncate_summarise_and_clamp.html")
+        assert CJK.search(page.locator("h1").first.inner_text()), "the switch did not lead to the Chinese page"
+        page.locator("a.nh-lang-link").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("/course/07_refuse_truncate_summarise_and_clamp.html")
+        assert seen["network"] == [] and seen["errors"] == [] and seen["console"] == [], seen
+    finally:
+        context.close()
+
+
+def test_every_page_switches_to_the_same_page_in_the_other_edition(site):
+    for name in site_pages(site):
+        path = site / name
+        html = path.read_text(encoding="utf-8")
+        links = re.findall(r'<a class="md-header__button nh-lang-link" href="([^"]+)"', html)
+        assert len(links) == 1, f"{name}: {len(links)} language switches"
+        target = local_target(path, links[0])
+        assert target is not None and target.is_file(), f"{name}: switch to {links[0]}"
+        other = target.relative_to(site.resolve()).as_posix()
+        stem = name.removeprefix("zh/")
+        if stem in NOTEBOOKS or stem == "index.html":
+            assert other == (stem if name.startswith("zh/") else f"zh/{stem}"), (name, other)
+
+
+@pytest.mark.parametrize("edition, term, expected", [("", "clamp", "07_refuse_truncate_summarise_and_clamp.html"),
+                                                     ("zh/", "续字节", "07_refuse_truncate_summarise_and_clamp.html")])
+def test_search_finds_a_term_offline(site, browser, edition, term, expected):
+    context, page, seen = open_page(browser, (site / edition / "index.html").as_uri())
+    try:
+        page.locator("label.md-header__button[for='__search']").click()
+        page.locator("input.md-search__input").fill(term)
+        results = page.locator(".md-search-result__item a")
+        results.first.wait_for(timeout=15_000)
+        hrefs = [results.nth(k).get_attribute("href") for k in range(results.count())]
+        assert any(expected in h for h in hrefs), hrefs
+        assert seen["network"] == [] and seen["errors"] == [] and seen["console"] == [], seen
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_page_shows_its_figures_snapshots_and_folded_solutions(site, browser, built_course, edition, name):
+    run = built_course[1][Path(name).with_suffix(".ipynb").name]
+    assert run.ok, run.problem
+    context, page, seen = open_page(browser, (site / edition / name).as_uri())
+    try:
         solutions = page.locator("details.solution")
         assert all(not solutions.nth(k).evaluate("d => d.open") for k in range(solutions.count())), \
             f"{name}: a solution is open before the reader opens it"
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # then show everything
         images = page.locator(".jp-OutputArea-output img")
-        count = images.count()
-        assert count >= run.images, f"{name}: {count} images shown for {run.images} image outputs"
-        for k in range(count):
+        assert images.count() >= run.images, f"{name}: {images.count()} images shown for {run.images} image outputs"
+        for k in range(images.count()):
             img = images.nth(k)
             assert img.evaluate("i => i.complete && i.naturalWidth > 0 && i.naturalHeight > 0"), f"{name}: img {k}"
-            assert img.is_visible() and _box_ok(img), f"{name}: image {k} has no size"
         snapshots = page.locator(".nanohermes-snapshot")
         assert snapshots.count() == run.widgets, f"{name}: {snapshots.count()} snapshots for {run.widgets} widgets"
         for k in range(snapshots.count()):
             snap = snapshots.nth(k)
-            assert snap.is_visible() and _box_ok(snap) and snap.inner_text().strip(), f"{name}: snapshot {k}"
+            assert snap.is_visible() and snap.inner_text().strip(), f"{name}: snapshot {k} is empty"
             assert snap.bounding_box()["height"] > 40, f"{name}: snapshot {k} is a thin empty box"
         assert page.locator("script[type='application/vnd.jupyter.widget-view+json']").count() == 0
     finally:
         context.close()
+
+
+def test_chinese_text_is_drawn_with_real_glyphs_on_every_page_that_has_some(site, browser):
+    """A page whose Chinese falls back to empty boxes (no CJK font) fails: distinct ideographs must differ."""
+    checked = 0
+    for name in site_pages(site):
+        if not CJK.search((site / name).read_text(encoding="utf-8")):
+            continue
+        context, page, _ = open_page(browser, (site / name).as_uri())
+        try:
+            element = page.locator("article h1, article p, article td").filter(has_text=CJK).first
+            assert element.evaluate(GLYPHS_DIFFER), f"{name}: Chinese text renders as empty boxes (no CJK font?)"
+            checked += 1
+        finally:
+            context.close()
+    assert checked >= len(NOTEBOOKS) + 1  # every Chinese page, the English home page's glossary too
+
+
+def test_the_glyph_check_fails_where_no_cjk_font_is_installed(site, tmp_path):
+    """The same check in a Chromium whose fontconfig sees only Latin fonts: it must report empty boxes."""
+    folders = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/truetype/liberation")
+    latin = [d for d in folders if Path(d).is_dir()]
+    if not latin:
+        pytest.skip("no Latin-only font folder to build a CJK-less fontconfig from")
+    conf = tmp_path / "fonts.conf"
+    dirs = "".join(f"<dir>{d}</dir>" for d in latin)
+    conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>{dirs}'
+                    f"<cachedir>{tmp_path}/cache</cachedir></fontconfig>", encoding="utf-8")
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, env=env)
+        try:
+            page = b.new_page()
+            page.goto((site / "zh" / "index.html").as_uri(), wait_until="load")
+            element = page.locator("article h1").first
+            assert CJK.search(element.inner_text())
+            assert not element.evaluate(GLYPHS_DIFFER), "the check cannot tell empty boxes from glyphs"
+        finally:
+            b.close()

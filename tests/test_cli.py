@@ -21,6 +21,7 @@ from conftest import ROOT
 from nanohermes_nb import check_history, context_size, load_transcript, replay, sweep
 from nanohermes_nb.cli import WIDTH, main, plural
 from nanohermes_nb.engine.ledger import prepare
+from nanohermes_nb.policies import NanoHermesPolicy
 
 TWELVE = ROOT / "data" / "sessions" / "twelve_turns.json"
 
@@ -75,7 +76,7 @@ def test_ledger_json_rows(corpus, capsys):
     rows = json.loads(p.stdout)
     msgs = json.loads(big.read_text())
     assert len(rows) == sum(1 for m in msgs if m["role"] == "assistant")
-    expected = replay(load_transcript(big), budget=30_000, keep_recent=8).requests
+    expected = replay(load_transcript(big), budget=30_000, policy=NanoHermesPolicy(keep_recent=8)).requests
     assert list(rows[0]) == list(expected.columns)  # --json keeps every column, in order
     assert [r["size"] for r in rows] == expected["size"].tolist()
     assert any(r["compacted"] for r in rows)

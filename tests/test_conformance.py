@@ -6,6 +6,7 @@ from conftest import corpus_files
 
 from nanohermes_nb import check_history, compact, context_size, replay
 from nanohermes_nb.engine.ledger import reference_replay
+from nanohermes_nb.policies import NanoHermesPolicy
 from nanohermes_nb.transcripts import load_transcript
 
 FILES = corpus_files()
@@ -19,7 +20,7 @@ def test_replay_matches_reference_and_keeps_legality(path):
     baseline = replay(msgs, budget=10**12, summarizer=S)
     assert baseline.totals.requests == assistants and baseline.totals.compactions == 0
     for budget, keep in [(120_000, 10), (30_000, 10), (15_000, 4)]:
-        L = replay(msgs, budget=budget, keep_recent=keep, summarizer=S)
+        L = replay(msgs, budget=budget, summarizer=S, policy=NanoHermesPolicy(keep_recent=keep))
         ref = pd.DataFrame(reference_replay(msgs, budget=budget, keep_recent=keep, summarizer=S))
         pd.testing.assert_frame_equal(L.requests[ref.columns], ref, check_dtype=False)
         assert L.totals.cumulative_input == L.requests["size"].sum()

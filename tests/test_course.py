@@ -1,4 +1,4 @@
-"""The course build around the notebooks: the offline HTML, the home page, the README's picture."""
+"""The course build around the notebooks: the execution and the README's picture (the site: test_site.py)."""
 
 import json
 import re
@@ -8,64 +8,7 @@ import pytest
 from conftest import ROOT
 
 from nanohermes_nb.course import build as course
-from nanohermes_nb.course.build import (
-    NotebookRun,
-    html_exporter,
-    notebook_info,
-    write_index,
-    write_ledger_figure,
-)
-
-
-def _notebook(tmp_path, name, heading, metadata=None, words=400, code_lines=0):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell(f"{heading}\n\n" + "word " * words)]
-    if code_lines:
-        nb.cells.append(nbformat.v4.new_code_cell("\n".join(f"x{k} = {k}" for k in range(code_lines))))
-    nb.metadata.update(metadata or {})
-    path = tmp_path / name
-    nbformat.write(nb, path)
-    return path
-
-
-def test_notebook_info_reads_the_topic_from_the_notebook(tmp_path):
-    info = notebook_info(_notebook(tmp_path, "07_x.ipynb", "# 07 · Bytes, not `tokens`", words=598))
-    assert (info.number, info.topic, info.minutes) == ("07", "Bytes, not `tokens`", 3)
-    info = notebook_info(_notebook(tmp_path, "08_y.ipynb", "## Plain title", words=10, code_lines=100))
-    assert (info.topic, info.minutes) == ("Plain title", 2)  # 10 words + 3 per code line = 310 -> 2 min
-    override = _notebook(tmp_path, "09_z.ipynb", "# 09 · Heading", {"nanohermes": {"topic": "Chosen topic"}})
-    assert notebook_info(override).topic == "Chosen topic"
-
-
-def test_index_links_every_notebook_with_its_topic_and_times(tmp_path):
-    sources = [_notebook(tmp_path, "00_a.ipynb", "# 00 · First `thing`"),
-               _notebook(tmp_path, "01_b.ipynb", "# 01 · Second <thing>")]
-    out = tmp_path / "course"
-    runs = [NotebookRun("00_a.ipynb", 2.5, str(out / "00_a.ipynb"), str(out / "00_a.html")),
-            NotebookRun("01_b.ipynb", 7.25, str(out / "01_b.ipynb"), str(out / "01_b.html"), error="boom")]
-    page = write_index(runs, out, sources).read_text(encoding="utf-8")
-    assert re.findall(r"href='([^']+)'", page) == ["00_a.html", "01_b.html"]
-    assert "First <code>thing</code>" in page and "Second &lt;thing&gt;" in page  # Markdown code, HTML escaped
-    assert "about 2 min to read &middot; runs in 2.5 s" in page and "runs in 7.2 s" in page
-    assert "failed: boom" in page and "<script" not in page
-
-
-def test_the_html_exporter_loads_nothing_and_shows_a_widgets_snapshot():
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("w")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/plain": "Explorer(...)",
-        "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
-        "text/html": "<div class='nanohermes-snapshot'>the last view</div>",
-    })]
-    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), cell]
-    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
-                                                                             "version_minor": 0}}
-    body, _ = html_exporter().from_notebook_node(nb)
-    assert not re.search(r"<script[^>]+src=", body)
-    assert not re.search(r"(require|mathjax|mermaid|html-manager|embed-amd)[^\n]*\.m?js", body, re.I)
-    assert "the last view" in body and 'type="application/vnd.jupyter.widget-view+json"' not in body
-    assert "widget-state" in body  # the state stays in the page, as data
+from nanohermes_nb.course.build import write_ledger_figure
 
 
 def test_a_widget_without_a_snapshot_fails_the_run(tmp_path):
@@ -74,7 +17,7 @@ def test_a_widget_without_a_snapshot_fails_the_run(tmp_path):
     nb.cells = [bare]
     path = tmp_path / "bare.ipynb"
     nbformat.write(nb, path)
-    run = course.execute_notebook(path, tmp_path / "out", html=False, timeout=120)
+    run = course.execute_notebook(path, tmp_path / "out", timeout=120)
     assert run.error is None and run.widgets == 1 and run.bare_widgets == 1
     assert not run.ok and "without a static snapshot" in run.problem
 

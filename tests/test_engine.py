@@ -84,11 +84,15 @@ def test_policies_are_configured_objects():
 def test_an_option_the_policy_lacks_raises_naming_it(option, value):
     msgs = session(6)
     with pytest.raises(TypeError, match=f"option '{option}' does not apply to policy 'observation_masking'"):
-        replay(msgs, policy="observation_masking", **{option: value})
+        resolve_policy("observation_masking", **{option: value})
+    with pytest.raises(TypeError, match=f"option '{option}' does not apply to policy 'clear_tool_uses'"):
+        resolve_policy(POLICIES["clear_tool_uses"](), **{option: value})
+    # a policy's option is not a replay setting: the error says where it goes
+    with pytest.raises(TypeError, match=rf"replay\(\) has no setting '{option}': it is an option of the policy"):
+        replay(msgs, policy="nanohermes", **{option: value})
     with pytest.raises(TypeError, match=option):
-        replay(msgs, policy=POLICIES["clear_tool_uses"](), **{option: value})
-    with pytest.raises(TypeError, match=option):
-        sweep([("s", msgs)], policies=["observation_masking", "clear_tool_uses"], **{option: [value] if option == "keep_recent" else value})
+        sweep([("s", msgs)], policies=["observation_masking", "clear_tool_uses"],
+              **{option: [value] if option == "keep_recent" else value})
 
 
 def test_replay_takes_a_name_a_class_or_an_instance():
@@ -98,10 +102,10 @@ def test_replay_takes_a_name_a_class_or_an_instance():
     by_instance = replay(msgs, budget=6_000, policy=nh.policies.ClearToolUsesPolicy(), summarizer=stub)
     for other in (by_class, by_instance):
         pd.testing.assert_frame_equal(by_name.requests, other.requests)
-    shorthand = replay(msgs, budget=6_000, keep_recent=4, summarizer=stub)
     configured = replay(msgs, budget=6_000, policy=nh.NanoHermesPolicy(keep_recent=4), summarizer=stub)
-    pd.testing.assert_frame_equal(shorthand.requests, configured.requests)
-    assert shorthand.settings["policy_label"] == "nanohermes(keep_recent=4)"
+    same = replay(msgs, nh.Settings(budget=6_000, policy=nh.NanoHermesPolicy(keep_recent=4), summarizer=stub))
+    pd.testing.assert_frame_equal(same.requests, configured.requests)
+    assert configured.settings["policy_label"] == "nanohermes(keep_recent=4)"
 
 
 # --- the loop: stretches and events equal the plain reference --------------------------------
@@ -110,7 +114,7 @@ def test_replay_takes_a_name_a_class_or_an_instance():
 @pytest.mark.parametrize("budget, keep", [(2_000, 1), (5_000, 10), (9_000, 4), (10**9, 10)])
 def test_the_loop_equals_the_reference_on_every_column(budget, keep):
     msgs = session(25, body="w" * 700, n_calls=3) + [user("and now?"), assistant("", ["x"]), tool("x", "q" * 3000)]
-    fast = replay(msgs, budget=budget, keep_recent=keep, summarizer=stub).requests
+    fast = replay(msgs, budget=budget, summarizer=stub, policy=nh.NanoHermesPolicy(keep_recent=keep)).requests
     slow = pd.DataFrame(reference_replay(msgs, budget=budget, keep_recent=keep, summarizer=stub))
     pd.testing.assert_frame_equal(fast[slow.columns].reset_index(drop=True), slow, check_dtype=False)
 
@@ -164,7 +168,7 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
     for path in corpus.files:
         rec = RecordedSession.of(nh.load_transcript(path))
         for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
-            ledger = replay(rec, budget=budget, keep_recent=keep, retention=False, prefix_reuse=False)
+            ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False, policy=nh.NanoHermesPolicy(keep_recent=keep))
             for r in range(1, ledger.totals.requests + 1):
                 context = ledger.context(r)
                 for profile in nh.context.history.PROFILES:

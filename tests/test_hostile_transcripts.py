@@ -50,7 +50,7 @@ def _clean_line(message: str, path: Path) -> bool:
 def test_corpus_covers_every_format_field_and_kind(hostile_corpus: list[hostile.Case]) -> None:
     assert len(hostile_corpus) >= 100
     families = Counter(case.name.split("_")[0] for case in hostile_corpus)
-    assert set(families) == {"field", "truncated", "enc", "nest", "num", "huge", "shape", "special"}
+    assert set(families) == {"field", "truncated", "enc", "nest", "num", "huge", "shape", "special", "agent"}
     assert all(count >= 6 for count in families.values()), families
     bases = {case.name.split("_")[1] for case in hostile_corpus if case.name.startswith("field_")}
     assert bases == {"openai", "legacy", "anthropic", "mini", "swe", "openhands", "langchain"}

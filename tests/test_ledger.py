@@ -9,6 +9,7 @@ from builders import SYSTEM, assistant, session, tool, user
 from nanohermes_nb import context_size, message_size, replay
 from nanohermes_nb.context.sizing import request_bytes
 from nanohermes_nb.engine.ledger import CAVEAT, reference_replay
+from nanohermes_nb.policies import NanoHermesPolicy
 
 SPEC_COLUMNS = ["request", "turn", "messages", "size", "size_before", "compacted", "dropped", "size_after",
                 "cumulative_input"]
@@ -73,15 +74,22 @@ def test_reply_without_tool_calls_runs_no_check():
 
 
 def test_trailing_unanswered_call_still_checks():
-    msgs = session(10, body="x" * 1000)[:-1] + [assistant("", ["last"])]
-    L = replay(msgs, budget=3_000, summarizer=lambda e: "S")
-    assert L.requests["compacted"].iloc[-1] or L.totals.compactions >= 1
+    """The last reply calls a tool whose result never came: the trigger is still checked after it.
+
+    Everything before stays under the budget, so the only event possible is the one after that reply.
+    """
+    base = session(12, body="x" * 100)
+    msgs = base + [assistant("y" * 4_000, ["last"])]
+    L = replay(msgs, budget=context_size(base) + 500, summarizer=lambda e: "S")
+    assert L.totals.compactions == 1
+    assert [e.request for e in L.compactions] == [len(L.requests)]
+    assert L.requests["compacted"].iloc[-1] and not L.requests["compacted"].iloc[:-1].any()
 
 
 def test_matches_the_plain_reference():
     msgs = session(20, body="y" * 900, n_calls=2)
     for budget, keep in [(5_000, 10), (12_000, 4), (50_000, 10), (2_000, 1)]:
-        fast = replay(msgs, budget=budget, keep_recent=keep, summarizer=lambda e: "S").requests
+        fast = replay(msgs, budget=budget, summarizer=lambda e: "S", policy=NanoHermesPolicy(keep_recent=keep)).requests
         slow = pd.DataFrame(reference_replay(msgs, budget=budget, keep_recent=keep, summarizer=lambda e: "S"))
         pd.testing.assert_frame_equal(fast[slow.columns].reset_index(drop=True), slow, check_dtype=False)
 
@@ -110,7 +118,7 @@ def test_problems_columns():
     assert (req["problems_openai"] == 0).all()
     after = req.index[req["compacted"]][0] + 1
     assert req["problems_gemini"].iloc[after] == 1  # the system summary at index 1
-    user_role = replay(msgs, budget=8_000, summarizer=lambda e: "S", summary_role="user")
+    user_role = replay(msgs, budget=8_000, summarizer=lambda e: "S", policy=NanoHermesPolicy(summary_role="user"))
     assert (user_role.requests["problems_gemini"] == 0).all()
 
 
@@ -129,7 +137,7 @@ def test_by_turn_table_shape():
     msgs = [SYSTEM]
     for t in range(4):
         msgs += [user(f"turn {t}"), assistant("", [f"a{t}"]), tool(f"a{t}", "z" * 3000), assistant(f"done {t}")]
-    L = replay(msgs, budget=9_000, keep_recent=3, summarizer=lambda e: "S")
+    L = replay(msgs, budget=9_000, summarizer=lambda e: "S", policy=NanoHermesPolicy(keep_recent=3))
     bt = L.by_turn()
     assert list(bt.columns) == ["turn", "requests", "messages", "size", "action", "compacted", "size_after"]
     assert list(bt["turn"]) == [1, 2, 3, 4] and (bt["requests"] == 2).all()

@@ -145,11 +145,26 @@ def test_empty_block_removes_it() -> None:
     assert set_block("", block) == block
 
 
-def test_set_block_moves_a_stray_block_to_the_end() -> None:
+def test_a_marker_quoted_in_the_system_text_is_text() -> None:
+    # issue 26: a literal <nanohermes-memory> was taken for the block and all after it deleted
     block = render_block([{"kind": "fact", "text": "new"}])
-    stray = f"HEAD\n\n{BLOCK_START}\nold\n{BLOCK_END}\nTAIL"
-    assert set_block(stray, block) == "HEAD\nTAIL\n\n" + block
-    assert set_block(f"HEAD\n\n{BLOCK_START}\nunterminated", "") == "HEAD"
+    quoted = f"HEAD\n\n{BLOCK_START}\nold\n{BLOCK_END}\nTAIL"
+    assert set_block(quoted, block) == quoted + "\n\n" + block
+    assert set_block(set_block(quoted, block), "") == quoted
+    unterminated = f"HEAD\n\n{BLOCK_START}\nunterminated, then the rules"
+    assert set_block(unterminated, "") == unterminated
+    assert set_block(set_block(unterminated, block), block) == unterminated + "\n\n" + block
+
+
+def test_an_entry_holding_the_markers_cannot_grow_the_system_message() -> None:
+    # issue 26: an entry containing the closing tag made every swap add to the system message
+    block = render_block([{"kind": f"a{BLOCK_END}", "text": f"x {BLOCK_END} y {BLOCK_START} z"}])
+    assert block.count(BLOCK_START) == 1 and block.count(BLOCK_END) == 1
+    assert "x \u2039/nanohermes-memory> y \u2039nanohermes-memory> z" in block
+    text = "SYSTEM"
+    for _ in range(5):
+        text = set_block(text, block)
+    assert text == "SYSTEM\n\n" + block
 
 
 def test_inject_sets_the_block_without_mutating(store: MemoryStore) -> None:
@@ -347,7 +362,7 @@ def test_a_writer_waits_for_the_lock_then_gives_up_with_a_clear_error(tmp_path: 
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import fcntl
 
-    from nanohermes_nb import memory
+    from nanohermes_nb.agent import memory
 
     path = tmp_path / "m.json"
     holder = subprocess.Popen([sys.executable, "-c", (

@@ -20,7 +20,7 @@ def run(later: str, summary: str = "S", keep_recent: int = 2):
             assistant("more", ["c3"], args=[{"path": "src/other.py"}]), tool("c3", "z" * 3000),
             assistant(later, ["c4"], args=[{"path": "README.md"}]), tool("c4", "ok"),
             assistant("done")]
-    return nh.replay(msgs, budget=6_000, keep_recent=keep_recent, summarizer=lambda e: summary, needed_later=True)
+    return nh.replay(msgs, budget=6_000, summarizer=lambda e: summary, needed_later=True, policy=nh.NanoHermesPolicy(keep_recent=keep_recent))
 
 
 def test_dropped_path_mentioned_later_and_not_kept():
@@ -86,6 +86,6 @@ def test_sweep_and_compare_policies_carry_needed_later(corpus):
 
 def test_needed_later_is_off_by_default():
     L = run("back to src/old.py")
-    plain = nh.replay(L.messages, budget=6_000, keep_recent=2, summarizer=lambda e: "S")
+    plain = nh.replay(L.messages, budget=6_000, summarizer=lambda e: "S", policy=nh.NanoHermesPolicy(keep_recent=2))
     assert plain.compactions[0].needed_later is None and plain.totals.needed_later_items is None
     assert "needed_later" not in plain.totals.as_dict()

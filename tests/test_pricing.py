@@ -122,7 +122,7 @@ def test_deepseek_and_gemini_on_a_replay():
 
 def compacted(pricing):
     """nanohermes, keep_recent=2, compacts once, after request 2 (9,800 bytes > 9,500): [system, summary, call 2, result 2]."""
-    return nh.replay(four_requests(), budget=9_500, keep_recent=2, summarizer=lambda e: "S", pricing=pricing)
+    return nh.replay(four_requests(), budget=9_500, summarizer=lambda e: "S", pricing=pricing, policy=nh.NanoHermesPolicy(keep_recent=2))
 
 
 def test_a_compaction_breaks_the_prefix():
@@ -152,8 +152,8 @@ def test_anthropic_after_a_compaction_reads_the_system_breakpoint():
     assert list(r["cached_tokens"]) == [0, 1400, 1200, n3]
     assert list(r["cache_write_tokens"]) == [1400, 700, n3 - 1200, 700]
     # with a system message under the minimum, nothing survives the compaction
-    small = nh.replay(four_requests(system=400), budget=6_000, keep_recent=2, summarizer=lambda e: "S",
-                      pricing=price("anthropic"))
+    small = nh.replay(four_requests(system=400), budget=6_000, summarizer=lambda e: "S",
+                      pricing=price("anthropic"), policy=nh.NanoHermesPolicy(keep_recent=2))
     first_after = small.compactions[0].request  # the row index of the request after the event
     assert small.requests["cached_tokens"][first_after] == 0
 
@@ -300,8 +300,8 @@ def test_sweep_rows_equal_replay_totals_for_the_cost_columns(corpus):
     assert {"cost_usd", "cost_usd_no_compaction", "cache_hit_rate", "needed_later", "pricing"} <= set(frame.columns)
     for _, row in frame.iterrows():
         path = next(p for p in paths if p.name == row["transcript"])
-        L = nh.replay(nh.load_transcript(path), budget=int(row["budget"]), keep_recent=int(row["keep_recent"]),
-                      pricing="gpt-4.1", needed_later=True)
+        L = nh.replay(nh.load_transcript(path), budget=int(row["budget"]),
+                      pricing="gpt-4.1", needed_later=True, policy=nh.NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
         for key, value in L.totals.as_dict().items():
             assert row[key] == value or (value is None and row[key] != row[key]), key
 

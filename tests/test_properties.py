@@ -8,6 +8,7 @@ from strategies import legal_histories
 
 from nanohermes_nb import check_history, compact, replay
 from nanohermes_nb.context.compaction import find_cut
+from nanohermes_nb.policies import NanoHermesPolicy
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -36,6 +37,6 @@ def test_compaction_properties(msgs, budget, keep, force, cut):
 @settings(max_examples=150, deadline=None)
 @given(legal_histories(), st.integers(0, 2000), st.integers(1, 12))
 def test_replay_never_breaks_a_legal_history(msgs, budget, keep):
-    L = replay(msgs, budget=budget, keep_recent=keep, summarizer=lambda e: "S")
+    L = replay(msgs, budget=budget, summarizer=lambda e: "S", policy=NanoHermesPolicy(keep_recent=keep))
     assert (L.requests["problems_openai"] == 0).all()
     assert all(e.problems["openai"] == 0 for e in L.compactions)

@@ -1,10 +1,8 @@
 """Sweeps equal replay row for row, and serialize each message once."""
 
-
-
 from builders import session
 
-from nanohermes_nb import replay, sweep
+from nanohermes_nb import NanoHermesPolicy, replay, sweep
 from nanohermes_nb.context import sizing
 
 
@@ -14,7 +12,8 @@ def test_sweep_rows_equal_replay_totals():
     assert len(frame) == 2 * 2 * 2
     for _, row in frame.iterrows():
         msgs = dict(named)[row["transcript"]]
-        L = replay(msgs, budget=int(row["budget"]), keep_recent=int(row["keep_recent"]), summarizer=lambda e: "S")
+        L = replay(msgs, budget=int(row["budget"]), summarizer=lambda e: "S", 
+                   policy=NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
         for key, value in L.totals.as_dict().items():
             assert row[key] == value or (value is None and row[key] != row[key]), key
 
@@ -36,8 +35,14 @@ def test_each_message_is_serialized_once_per_sweep(monkeypatch):
 
 
 def test_sweep_other_policies_keep_recent_is_empty():
-    frame = sweep([("s", session(10))], budgets=[5_000], keep_recent=[3, 10], policies=["nanohermes"])
-    assert list(frame["keep_recent"]) == [3, 10]
+    """keep_recent varies the policies that have the option; the others get one row with it empty."""
+    others = ["codex", "langchain_trim", "observation_masking"]
+    frame = sweep([("s", session(10))], budgets=[5_000], keep_recent=[3, 10], policies=["nanohermes", *others])
+    nano = frame[frame["policy"] == "nanohermes"]
+    assert list(nano["keep_recent"]) == [3, 10]
+    rest = frame[frame["policy"] != "nanohermes"]
+    assert list(rest["policy"]) == others  # one row each, not one per keep_recent value
+    assert rest["keep_recent"].isna().all()
 
 
 def test_sweep_over_a_transcript_folder(corpus):

@@ -42,8 +42,9 @@ from ..context.budgets import DEFAULT_BUDGETS, Budgets, over_budget
 from ..context.messages import calls_of
 from ..context.sizing import Meter
 from ..context.summarizers import Summarizer
-from ..engine.ledger import Ledger, Replay, check_settings, replay
+from ..engine.ledger import Ledger, Replay, replay
 from ..engine.recorded import RecordedSession
+from ..engine.settings import Settings, check_settings
 from ..policies import Event, NanoHermesPolicy, Policy, PolicyEnv, resolve_policy
 from .memory import inject
 from .models import Model, ModelError, ModelReply, ModelSummarizer, Usage
@@ -180,11 +181,9 @@ class _Replayed(Policy):
     def label(self) -> str:
         return self.live.label
 
-    def __getattr__(self, name: str) -> Any:  # the live policy's options (keep_recent, ...) read through
-        live = self.__dict__.get("live")
-        if live is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(live, name)
+    def option(self, name: str, default: Any = None) -> Any:
+        """The live policy's options (keep_recent, ...), which this stand-in replays."""
+        return self.live.option(name, default)
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if self.used >= len(self.events):
@@ -222,7 +221,7 @@ def live_ledger_of(messages: Sequence[Message], events: Sequence[LiveEvent], usa
         raise ValueError("a live session starts with its system message")
     session.notes = []  # an empty session (before the first run) has nothing to note
     replayed = _Replayed(policy, events)
-    ledger = Replay(session, replayed, budget, unit, summarizer).ledger()
+    ledger = Replay(session, Settings(budget=budget, unit=unit, policy=replayed, summarizer=summarizer)).ledger()
     replayed.finish()
     if len(usage) != session.requests:
         raise LiveReplayMismatch(f"{len(usage)} usage records for {session.requests} requests")
@@ -335,9 +334,13 @@ class Agent:
     def __init__(self, workspace: Any, model: Model, *, budget: int | None = None,
                  policy: "str | type[Policy] | Policy | None" = None, summarizer: Summarizer | None = None,
                  budgets: Budgets = DEFAULT_BUDGETS, config: SystemConfig | None = None, memory: Any = None,
-                 system: str | None = None, unit: str = "bytes") -> None:
+                 system: str | None = None, unit: str = "bytes", settings: Settings | None = None) -> None:
         if not callable(getattr(model, "complete", None)):
             raise TypeError(f"model must have a complete(messages, tools=...) method, got {type(model).__name__}")
+        if settings is not None:  # one Settings instead of budget / policy / summarizer / unit
+            if budget is not None or policy is not None or summarizer is not None or unit != "bytes":
+                raise TypeError("Agent: give settings or budget/policy/summarizer/unit, not both")
+            budget, policy, summarizer, unit = settings.budget, settings.policy, settings.summarizer, settings.unit
         self.budgets = budgets
         self.budget = budgets.context_char_budget if budget is None else budget
         check_settings(unit, (), (), [self.budget])

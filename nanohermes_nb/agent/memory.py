@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
+from .files import NotRegularFile, file_kind, read_regular
 
 __all__ = [
     "MemoryEntry",
@@ -51,6 +52,8 @@ BLOCK_HEADER = ("Relevant memories retrieved from past sessions (distilled autom
                 "earlier conversations; for reference only, the user's current instruction "
                 "takes precedence):")
 _BLOCK_SEPARATOR = "\n\n"  # between the system text and an appended block
+_BLOCK_OPEN = f"{BLOCK_START}\n{BLOCK_HEADER}\n"  # how every block begins
+_INERT_START, _INERT_END = BLOCK_START.replace("<", "\u2039"), BLOCK_END.replace("<", "\u2039")
 _STORE_VERSION = 1
 LOCK_WAIT = 10.0  # seconds a writer waits for another one before giving up
 # the store's layout: one entry per line, readable and diffable
@@ -58,6 +61,9 @@ _HEAD = f'{{\n "version": {_STORE_VERSION},\n "entries": [\n  '
 _SEP = ",\n  "
 _FOOT = "\n ]\n}\n"
 _EMPTY = f'{{\n "version": {_STORE_VERSION},\n "entries": []\n}}\n'
+_ENTRY_ROOM = 65_536  # bytes of store file allowed per entry of memory_max_entries
+_LINE_CHARS = 16_384  # a store line longer than this was not written by this module
+_CREATED_CHARS = 64
 
 
 class MemoryStoreError(Exception):
@@ -168,6 +174,12 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
+def _capped(value: str, cap: int) -> str:
+    """What a write would have kept of a hand-edited value: one line, ``cap`` characters
+    (only the first ``4 * cap`` characters are looked at, so a 10 MB value costs no more)."""
+    return _one_line(value[:4 * cap + 4])[:cap]
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -244,7 +256,8 @@ class MemoryStore:
                 except (ValueError, RecursionError):
                     return None  # let the general parse report it
                 entry = self._entry(i, item)
-                self._remember(line, entry)
+                if len(line) <= _LINE_CHARS:  # a hand-edited giant line is not kept, nor written back as it was
+                    self._remember(line, entry)
             out.append(entry)
         return tuple(out)
 
@@ -272,7 +285,8 @@ class MemoryStore:
             created = ""
         if not isinstance(created, str):
             raise self._fail(f"entries[{i}] 'created' must be a string (an ISO 8601 time)")
-        return MemoryEntry(kind, body, created)
+        cap = self.budgets.memory_max_text_chars
+        return MemoryEntry(_capped(kind, cap), _capped(body, cap), created[:_CREATED_CHARS])
 
     def _read(self, fresh: bool = False) -> tuple[tuple[int, int, int] | None, tuple[MemoryEntry, ...]]:
         """(stamp, entries) of the file as it is now; a missing file is an empty store.
@@ -287,15 +301,31 @@ class MemoryStore:
         except OSError as e:
             raise self._fail(f"cannot be read ({e.strerror})") from None
         if not stat.S_ISREG(st.st_mode):
-            raise self._fail("is not a regular file")
+            raise self._fail(f"is not a regular file but {file_kind(st.st_mode)}")
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         if stamp == self._stamp and not fresh:
             return stamp, self._entries
+        limit = self.max_file_bytes()
+        if st.st_size > limit:  # refused from its size alone: a sparse 3 GB file is never read
+            raise self._too_big(st.st_size, limit)
         try:
-            raw = self.path.read_bytes()
+            capped = read_regular(self.path, limit)
+        except NotRegularFile as e:  # swapped for a pipe or a device since the stat
+            raise self._fail(f"is not a regular file but {e.kind}") from None
         except OSError as e:
             raise self._fail(f"cannot be read ({e.strerror})") from None
-        return stamp, self._parse(raw)
+        if capped.more:  # it grew since the stat
+            raise self._too_big(capped.size, limit)
+        return stamp, self._parse(capped.data)
+
+    def _too_big(self, size: int, limit: int) -> MemoryStoreError:
+        return self._fail(f"is {size} bytes, more than a store of {self.budgets.memory_max_entries} "
+                          f"entries can need ({limit} bytes)")
+
+    def max_file_bytes(self) -> int:
+        """The largest store file read: generous room per entry (writes keep lines far shorter),
+        so a hand-edited giant entry still loads, and is cut, while a sparse 3 GB file is refused."""
+        return max(self.budgets.memory_max_entries, 1) * _ENTRY_ROOM
 
     def entries(self) -> tuple[MemoryEntry, ...]:
         """The stored entries, oldest first (empty when the file does not exist yet)."""
@@ -323,7 +353,7 @@ class MemoryStore:
         if not isinstance(text, str) or not _one_line(text):
             raise ValueError(f"memory text must be a non-empty string, got {text!r}")
         cap = self.budgets.memory_max_text_chars
-        return MemoryEntry(_one_line(kind), _one_line(text)[:cap], created or _now())
+        return MemoryEntry(_one_line(kind)[:cap], _one_line(text)[:cap], created or _now())
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -470,20 +500,29 @@ def _field(entry: Any, name: str) -> str:
     return str(value)
 
 
+def _inert(value: str) -> str:
+    """An entry's kind or text with the block's markers made plain text (``<`` as ``‹``):
+    a remembered line that holds ``</nanohermes-memory>`` cannot end the block early."""
+    if "nanohermes-memory" not in value:
+        return value
+    return value.replace(BLOCK_START, _INERT_START).replace(BLOCK_END, _INERT_END)
+
+
 def render_block(entries: Sequence[Any], budgets: Budgets = DEFAULT_BUDGETS) -> str:
     """The memory block for already-ranked entries; '' when there are none.
 
     Entry lines ``\\n- [kind] text`` are added while their running character count
     stays within ``memory_inject_char_budget``; the first that does not fit ends the
-    block, even if a later, shorter one would fit (lower ranks are worth less).
+    block, even if a later, shorter one would fit (lower ranks are worth less). The
+    markers never appear inside an entry line (``_inert``).
     """
     chosen = list(entries)[:budgets.memory_inject_top_k]
     if not chosen:
         return ""
-    out = [BLOCK_START, "\n", BLOCK_HEADER, "\n"]
+    out = [_BLOCK_OPEN]
     used = 0
     for entry in chosen:
-        line = f"\n- [{_field(entry, 'kind')}] {_field(entry, 'text')}"
+        line = f"\n- [{_inert(_field(entry, 'kind'))}] {_inert(_field(entry, 'text'))}"
         if used + len(line) > budgets.memory_inject_char_budget:
             break
         used += len(line)
@@ -492,17 +531,20 @@ def render_block(entries: Sequence[Any], budgets: Budgets = DEFAULT_BUDGETS) -> 
     return "".join(out)
 
 
-def _strip_blocks(text: str) -> str:
-    """``text`` without any memory block (and the separator that joined it)."""
-    while True:
-        start = text.find(BLOCK_START)
-        if start < 0:
-            return text
-        end = text.find(BLOCK_END, start + len(BLOCK_START))
-        stop = len(text) if end < 0 else end + len(BLOCK_END)
-        if text.endswith(_BLOCK_SEPARATOR, 0, start):
-            start -= len(_BLOCK_SEPARATOR)
-        text = text[:start] + text[stop:]
+def _strip_block(text: str) -> str:
+    """``text`` without the memory block ``set_block`` put at its very end (and the separator).
+
+    Only a block that ends the text counts: a marker quoted anywhere else (an AGENTS.md
+    that documents this project, say) is plain text and stays, as does what follows it.
+    """
+    if not text.endswith(BLOCK_END):
+        return text
+    start = text.rfind(_BLOCK_OPEN)
+    if start < 0:
+        return text
+    if text.endswith(_BLOCK_SEPARATOR, 0, start):
+        start -= len(_BLOCK_SEPARATOR)
+    return text[:start]
 
 
 def set_block(system_text: str, block: str) -> str:
@@ -510,7 +552,7 @@ def set_block(system_text: str, block: str) -> str:
 
     An empty ``block`` only removes the old one; setting again never accumulates.
     """
-    base = _strip_blocks(system_text)
+    base = _strip_block(system_text)
     if not block:
         return base
     return f"{base}{_BLOCK_SEPARATOR}{block}" if base else block

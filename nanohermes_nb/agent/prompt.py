@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
 from ..context.clamp import cut_utf8
 from ..context.sizing import request_bytes, shared_prefix_bytes
+from .files import read_regular
 from .skills import listing, load_skills
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "PROJECT_CONTEXT_HEADER",
     "PROJECT_DOCS_HEADER",
     "DOCS_TRUNCATED_NOTE",
+    "CONTEXT_TRUNCATED_NOTE",
     "SystemConfig",
     "system_prompt",
     "project_doc_paths",
@@ -46,6 +48,7 @@ PROJECT_CONTEXT_FILE = "NANOHERMES.md"
 PROJECT_CONTEXT_HEADER = "\n\n=== Project context (NANOHERMES.md) ===\n"
 PROJECT_DOCS_HEADER = "\n\n=== Project guidance (AGENTS.md) ===\n"
 DOCS_TRUNCATED_NOTE = f"\n{ELLIPSIS} project guidance truncated"
+CONTEXT_TRUNCATED_NOTE = f"\n{ELLIPSIS} project context truncated"
 
 # One line per permission mode: what the model may do in this session.
 MODES: Mapping[str, str] = {
@@ -121,43 +124,71 @@ def _identity(path: Path) -> Path:
         return path
 
 
+def _read_doc(path: Path, limit: int) -> tuple[str, bool] | None:
+    """A workspace text file, read as a regular file up to ``limit`` bytes: (text, went on).
+
+    None when it is absent, unreadable or not a regular file (a named pipe would
+    hang the read, ``/dev/zero`` never end): such a file is skipped like a missing one.
+    """
+    try:
+        capped = read_regular(path, limit)
+    except OSError:
+        return None
+    return capped.data.decode("utf-8", "replace"), capped.more
+
+
 def project_docs(workspace: str | os.PathLike[str], home: str | os.PathLike[str] | None = None,
                  budgets: Budgets = DEFAULT_BUDGETS) -> str | None:
     """The AGENTS.md chain joined by blank lines and cut at ``max_project_docs`` bytes.
 
     Most specific last, so the workspace's own rules come after the general ones;
     a file reached twice (links) is read once; None when there is no such file.
+    Only regular files are read, each at most ``max_project_docs + 1`` bytes, and
+    reading stops once the chain is past the cut: what the cut drops is never read.
     """
+    cap = budgets.max_project_docs
     parts: list[str] = []
     seen: set[Path] = set()
+    used, went_on = 0, False
     for path in project_doc_paths(workspace, home):
-        if not path.is_file():
-            continue
+        if used > cap:
+            went_on = True
+            break
         key = _identity(path)
         if key in seen:
             continue
-        seen.add(key)
-        try:
-            text = path.read_bytes().decode("utf-8", "replace").strip()
-        except OSError:
+        read = _read_doc(path, cap)
+        if read is None:
             continue
+        seen.add(key)
+        text, more = read
+        text = text.lstrip() if more else text.strip()  # a cut file's end is not its end
+        went_on = went_on or more
         if text:
             parts.append(text)
+            used += len(text.encode("utf-8", "surrogatepass")) + 2
     if not parts:
         return None
     joined = "\n\n".join(parts)
-    kept, cut = cut_utf8(joined, budgets.max_project_docs)
-    return kept + DOCS_TRUNCATED_NOTE if cut else joined
+    kept, cut = cut_utf8(joined, cap)
+    return kept + DOCS_TRUNCATED_NOTE if cut or went_on else joined
 
 
-def project_context(workspace: str | os.PathLike[str]) -> str | None:
-    """The workspace's NANOHERMES.md, trimmed; None when absent or blank (it has no cap)."""
-    path = _absolute(workspace) / PROJECT_CONTEXT_FILE
-    try:
-        text = path.read_bytes().decode("utf-8", "replace").strip()
-    except OSError:
+def project_context(workspace: str | os.PathLike[str], budgets: Budgets = DEFAULT_BUDGETS) -> str | None:
+    """The workspace's NANOHERMES.md, trimmed; None when absent, blank or not a regular file.
+
+    The article gives it no cap; to keep memory bounded whatever is on disk it is
+    read up to ``max_file_bytes`` (the largest file ``read_file`` takes whole) and a
+    longer one is cut there with ``CONTEXT_TRUNCATED_NOTE``.
+    """
+    read = _read_doc(_absolute(workspace) / PROJECT_CONTEXT_FILE, budgets.max_file_bytes)
+    if read is None:
         return None
-    return text or None
+    text, more = read
+    if more:
+        kept, _ = cut_utf8(text.lstrip(), budgets.max_file_bytes)
+        return kept + CONTEXT_TRUNCATED_NOTE
+    return text.strip() or None
 
 
 def timestamp_line(timestamp: str | _dt.datetime) -> str:
@@ -176,7 +207,7 @@ def system_content(config: SystemConfig, *, timestamp: str | _dt.datetime | None
     docs = project_docs(config.workspace, config.home, config.budgets)
     if docs:
         text += PROJECT_DOCS_HEADER + docs
-    context = project_context(config.workspace)
+    context = project_context(config.workspace, config.budgets)
     if context:
         text += PROJECT_CONTEXT_HEADER + context + "\n"
     skills = load_skills(config.skills_dir)

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
+from .files import Capped, NotRegularFile, read_regular
 
 __all__ = ["Skill", "SkillError", "load_skills", "parse_skill", "listing", "skill_body",
            "SKILL_FILE"]
 
 SKILL_FILE = "SKILL.md"
+FRONT_MATTER_BYTES = 65_536  # the listing reads this much of a SKILL.md, no more
 ELLIPSIS = "\u2026"
 _FENCE = "---"
 
@@ -52,7 +54,7 @@ def _split_front_matter(path: Path, text: str) -> tuple[dict[str, str], str]:
         key, sep, value = line.partition(":")
         key, value = key.strip(), value.strip()
         if not sep or not key:
-            raise SkillError(f"{path}: line {number}: expected 'key: value', got {line.strip()!r}")
+            raise SkillError(f"{path}: line {number}: expected 'key: value', got {line.strip()[:80]!r}")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         if value in ("|", ">", "|-", ">-"):
@@ -63,19 +65,35 @@ def _split_front_matter(path: Path, text: str) -> tuple[dict[str, str], str]:
     raise SkillError(f"{path}: front matter not closed (no second '---' line)")
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, limit: int) -> tuple[str, Capped]:
+    """The file's text up to ``limit`` bytes (a regular file only) and what was read."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise SkillError(f"{path}: not UTF-8 text (byte {e.start})") from None
+        capped = read_regular(path, limit)
+    except NotRegularFile as e:
+        raise SkillError(f"{path}: is not a regular file but {e.kind}") from None
     except OSError as e:
         raise SkillError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        return capped.data.decode("utf-8"), capped
+    except UnicodeDecodeError as e:
+        raise SkillError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def _front_matter(path: Path, limit: int) -> tuple[dict[str, str], str, Capped]:
+    text, capped = _read(path, limit)
+    try:
+        fields, body = _split_front_matter(path, text)
+    except SkillError as e:
+        if capped.more and "not closed" in str(e):
+            raise SkillError(f"{path}: front matter not closed within the first {FRONT_MATTER_BYTES} bytes") from None
+        raise
+    return fields, body, capped
 
 
 def parse_skill(path: str | os.PathLike[str]) -> Skill:
     """The ``Skill`` of one SKILL.md file; ``SkillError`` naming the file if malformed."""
     path = Path(path)
-    fields, _ = _split_front_matter(path, _read(path))
+    fields, _, _ = _front_matter(path, FRONT_MATTER_BYTES)
     for key in ("name", "description"):
         if not fields.get(key):
             raise SkillError(f"{path}: front matter has no {key!r}")
@@ -109,10 +127,15 @@ def listing(skills: list[Skill] | tuple[Skill, ...]) -> str:
 
 
 def skill_body(skill: Skill, budgets: Budgets = DEFAULT_BUDGETS) -> str:
-    """The skill's body, read now, cut at ``skill_max_body_chars`` characters with a note."""
-    _, body = _split_front_matter(skill.path, _read(skill.path))
-    body = body.strip()
+    """The skill's body, read now, cut at ``skill_max_body_chars`` characters with a note.
+
+    Only as much of the file is read as can hold the front matter and one character
+    past the cap; when the file goes on, the note says how many characters at least.
+    """
     cap = budgets.skill_max_body_chars
-    if len(body) <= cap:
+    _, body, capped = _front_matter(skill.path, FRONT_MATTER_BYTES + 4 * (cap + 1))
+    body = body.lstrip() if capped.more else body.strip()
+    if len(body) <= cap and not capped.more:
         return body
-    return f"{body[:cap]}\n{ELLIPSIS} skill body truncated ({len(body) - cap} chars omitted)"
+    omitted = f"more than {len(body) - cap}" if capped.more else str(len(body) - cap)
+    return f"{body[:cap]}\n{ELLIPSIS} skill body truncated ({omitted} chars omitted)"

@@ -492,7 +492,10 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
         with client:
             for hops in range(max_redirects + 1):
                 request = client.build_request(method, current, headers=send_headers, content=content)
-                response = client.send(request, stream=True)
+                try:
+                    response = client.send(request, stream=True)
+                except httpx.InvalidURL as exc:  # httpx builds the next request of any redirect, followed or not
+                    raise RedirectRefused(f"redirect refused: its Location is no http(s) URL ({exc})") from None
                 try:
                     if response.status_code in _REDIRECTS and response.headers.get("location"):
                         current = _next_hop(response, current, hops, max_redirects, same_origin_redirects)

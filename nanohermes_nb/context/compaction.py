@@ -21,7 +21,7 @@ from typing import Any
 from .budgets import over_budget
 from .messages import calls_of, render_call, role_of, text_of
 from .sizing import Meter, message_size
-from .summarizers import RecordRun, Summarizer, default_summarizer
+from .summarizers import RecordRun, RecordSummarizer, Summarizer, default_summarizer
 
 __all__ = [
     "SUMMARY_HEADER",
@@ -85,7 +85,7 @@ def _records_of(m: Mapping[str, Any], tool_calls: bool) -> tuple[tuple[str, str]
     role = role_of(m)
     role = role if isinstance(role, str) else "?"
     content = rust_trim(text_of(m))
-    records = ((role, content),) if content else ()
+    records: tuple[tuple[str, str], ...] = ((role, content),) if content else ()
     if tool_calls:
         records += tuple((role, render_call(call)) for call in calls_of(m))
     return records
@@ -113,7 +113,7 @@ def excerpt_parts(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
     records, built once. Otherwise every record is in the first part.
     """
     transcript = cache.get("transcript") if cache is not None else None
-    if transcript is not None:
+    if cache is not None and transcript is not None:
         key = ("excerpt", tool_calls)
         index = cache.get(key)
         if index is None:
@@ -227,17 +227,12 @@ def summarize_dropped(
 def ask_summarizer(summarizer: Summarizer, records: list[tuple[str, str]], run: RecordRun = _NO_RUN) -> Any:
     """The one summarizer call on the excerpt ``records`` then ``run``, in the form the summarizer reads best.
 
-    A run of a transcript's records goes in place to a summarizer that reads
-    runs (``summarize_span``); records go as records to one that reads them
-    (``summarize_records``), skipping the excerpt text; any other callable gets
-    the text. Exceptions propagate: each policy has its own rule for a failed call.
+    A ``RecordSummarizer`` gets the records (and a run of a transcript's records
+    in place, ``summarize_span``), skipping the excerpt text; any other callable
+    gets the text. Exceptions propagate: each policy has its own rule for a failed call.
     """
-    span = getattr(summarizer, "summarize_span", None)
-    if span is not None and len(run):
-        return span(records, run)
-    direct = getattr(summarizer, "summarize_records", None)
-    if direct is not None:
-        return direct(records + list(run))
+    if isinstance(summarizer, RecordSummarizer):
+        return summarizer.summarize_span(records, run) if len(run) else summarizer.summarize_records(records)
     return summarizer("".join(f"{role}: {text}\n" for role, text in records + list(run)))
 
 
@@ -286,17 +281,18 @@ class CompactionResult:
 
     def rows(self) -> list[dict]:
         """Before/after rows: every input message plus the inserted summary, with status."""
-        rows = []
-        moved = self.compacted and self.naive_cut != self.cut
+        rows: list[dict] = []
+        cut = self.cut if self.cut is not None else len(self.source)  # no compaction: every message kept
+        moved = self.compacted and self.naive_cut != cut
         for i, m in enumerate(self.source):
-            if not self.compacted or i == 0 or i >= self.cut:
+            if not self.compacted or i == 0 or i >= cut:
                 status = "kept"
-                after = i if not self.compacted or i == 0 else i - self.cut + 2
+                after = i if not self.compacted or i == 0 else i - cut + 2
             else:
                 status = "dropped"
                 after = None
             marker = ""
-            if self.compacted and i == self.cut:
+            if self.compacted and i == cut:
                 marker = "cut"
             if moved and i == self.naive_cut:
                 marker = "naive cut"
@@ -311,8 +307,9 @@ class CompactionResult:
         if not self.compacted:
             return f"no compaction: {self.reason}"
         how = "summary" if self.note and self.note.startswith(SUMMARY_HEADER) else "placeholder"
+        cut = self.cut if self.cut is not None else len(self.source)
         text = (
-            f"compacted: dropped {self.dropped_count} messages (1..{self.cut - 1}), cut at {self.cut}"
+            f"compacted: dropped {self.dropped_count} messages (1..{cut - 1}), cut at {cut}"
             f" (naive {self.naive_cut}), {how} inserted; {self.size_before:,} -> {self.size_after:,}"
         )
         if self.failure:

@@ -20,10 +20,11 @@ import sys
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 __all__ = [
     "Summarizer",
+    "RecordSummarizer",
     "SummarizerError",
     "summary_prompt",
     "ExtractiveSummarizer",
@@ -34,7 +35,23 @@ __all__ = [
     "find_paths",
 ]
 
-Summarizer = Callable[[str], Optional[str]]
+Summarizer = Callable[[str], Optional[str]]  # excerpt text -> summary, or None for "no summary"
+
+
+@runtime_checkable
+class RecordSummarizer(Protocol):
+    """A summarizer that can also read the excerpt as ``(role, text)`` records, skipping the text.
+
+    ``compact`` hands such a summarizer the records directly, and a stretch of a
+    transcript's records as a run it need not walk (``summarize_span``): the same
+    summary as the text, faster. ``ExtractiveSummarizer`` is one.
+    """
+
+    def __call__(self, excerpt: str) -> str | None: ...
+
+    def summarize_records(self, records: list[tuple[str, str]]) -> str | None: ...
+
+    def summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None: ...
 
 
 def summary_prompt(max_words: int = 300) -> str:
@@ -339,7 +356,7 @@ class RecordRun(Sequence):
     def __len__(self) -> int:
         return self.hi - self.lo
 
-    def __getitem__(self, k):  # type: ignore[override]
+    def __getitem__(self, k):
         return self.records[self.lo:self.hi][k]
 
     def __iter__(self):
@@ -386,7 +403,11 @@ class _RunIndex:
     def first(self, positions: list[int], lo: int, hi: int, value: Callable[[_Features], Any], default: Any) -> Any:
         """``value`` of the first record in ``lo:hi`` listed in ``positions``, else ``default``."""
         k = bisect_left(positions, lo)
-        return value(self.feats[positions[k]]) if k < len(positions) and positions[k] < hi else default
+        if k < len(positions) and positions[k] < hi:
+            found = self.feats[positions[k]]
+            assert found is not None  # positions list only records with features
+            return value(found)
+        return default
 
     def last(self, last_at: list[int], lo: int, hi: int, head: list[_Features], role: str) -> _Features | None:
         """The last record of ``role`` in the head then the run: the run's, else the head's."""

@@ -2,8 +2,8 @@
 
 ``data/course_map.json`` is the one source: the article's 28 section titles
 (verbatim, with an English rendering) each mapped to the notebook and heading
-where it is taught, every notebook's title and prerequisites, and a glossary of
-the article's terms with the names the code uses. From it come the first and
+where it is taught, and every notebook's title and prerequisites; the glossary of
+the article's terms with the names the code uses is ``data/glossary.json`` beside it. From it come the first and
 last cell of every notebook (the sections it covers, what to read first, the
 previous and next notebook: ``update_navigation``), the course map notebook and
 the home page of the built course.
@@ -19,15 +19,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["Section", "NotebookEntry", "CourseMap", "course_map", "anchor", "headings", "exercises",
            "update_navigation", "HEADER_TAG", "FOOTER_TAG", "EXERCISE_TAG", "SOLUTION_TAG"]
 
 ROOT = Path(__file__).resolve().parents[2]
 MAP_FILE = ROOT / "data" / "course_map.json"
+GLOSSARY_FILE = ROOT / "data" / "glossary.json"  # the one glossary; the Chinese edition annotates from it too
 HEADER_TAG, FOOTER_TAG = "course-header", "course-footer"
 EXERCISE_TAG, SOLUTION_TAG = "exercise", "solution"
 _EXERCISE = re.compile(r"^\*\*Exercise (\d+\.\d+)\*\*")
@@ -64,12 +66,14 @@ class CourseMap:
     glossary: tuple[dict, ...]
 
     @classmethod
-    def load(cls, path: str | os.PathLike = MAP_FILE) -> "CourseMap":
+    def load(cls, path: str | os.PathLike = MAP_FILE) -> CourseMap:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         notebooks = tuple(NotebookEntry(n["file"], n["title"], tuple(n.get("prerequisites", ())))
                           for n in data["notebooks"])
-        return cls(data["article"], notebooks, tuple(Section(**s) for s in data["sections"]),
-                   tuple(data.get("glossary", ())))
+        glossary = data.get("glossary")
+        if glossary is None:  # the map's own list wins (tests); else the course's one glossary file beside it
+            glossary = json.loads((Path(path).parent / GLOSSARY_FILE.name).read_text(encoding="utf-8"))["terms"]
+        return cls(data["article"], notebooks, tuple(Section(**s) for s in data["sections"]), tuple(glossary))
 
     def entry(self, file: str) -> NotebookEntry:
         for e in self.notebooks:

@@ -276,7 +276,6 @@ class _ProfileState:
         Before the walk converges, the counts are the walk's own; from there on,
         the baseline's shifted by a constant.
         """
-        base = self.base
         if walk.converged is not None and walk.converged < stop:  # agreed before the request: all the baseline's
             self.offset, self.converged_at, self.diverged = walk.offset, stop, {}
             return self.count(stop)

@@ -20,13 +20,12 @@ from ..context.sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
 from ..context.summarizers import summary_prompt
 from ..policies.base import Event
 from .books import Book
+from .columns import COST_REQUEST
 from .pricing import Pricing, rounded_sum, sent_each
 from .recorded import Context, ContextView, RecordedSession
 
-__all__ = ["CostBook", "COST_COLUMNS"]
+__all__ = ["CostBook"]
 
-COST_COLUMNS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
-                "summarizer_cost_usd")
 
 
 def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
@@ -138,14 +137,14 @@ class CostBook(Book):
                 read = pr.cached(previous)
                 if self.slow is not None:
                     read = max(read, self._read(self._context(ctx, r), self.slow))
-            write = n - read if anthropic and n >= pr.min_cached_tokens else 0
+            write = n - read if anthropic and n >= pr.minimum else 0
             out = self.outs[r + 1] - self.outs[r]
             for i, v in enumerate((n, read, write, out)):
                 totals[i] += v
             if self.rows:
                 c = self.cols
-                for name, v in zip(COST_COLUMNS, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
-                    c.setdefault(name, []).append(v)
+                for name, value in zip(COST_REQUEST, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
+                    c.setdefault(name, []).append(value)
             previous = n
         return tuple(totals)  # type: ignore[return-value]
 
@@ -185,11 +184,11 @@ class CostBook(Book):
         best = 0
         system = size(x[0]) if x else 0
         for e, shared in zip(ends, lcps):
-            if shared >= 1 and system >= pr.min_cached_tokens:
+            if shared >= 1 and system >= pr.minimum:
                 best = max(best, system)  # the breakpoint at the end of the system message
             j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
             if j >= e.r0:  # the longest request of that stretch whose whole context is a prefix of x
-                best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.min_cached_tokens else 0)
+                best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.minimum else 0)
         return pr.cached(best)
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
@@ -308,8 +307,8 @@ def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int
     o = outs[r1 + 1] - outs[r0]
     if not pricing.caches:
         return n, 0, 0, o
-    c = first + rounded_sum(session, u, base, r0, r1 - 1, pricing.min_cached_tokens, pricing.step)
+    c = first + rounded_sum(session, u, base, r0, r1 - 1, pricing.minimum, pricing.rounding)
     w = 0
     if pricing.cache == "anthropic":
-        w = rounded_sum(session, u, base, r0, r1, pricing.min_cached_tokens, 1) - c
+        w = rounded_sum(session, u, base, r0, r1, pricing.minimum, 1) - c
     return n, c, w, o

@@ -20,8 +20,8 @@ def frame(rows: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], colum
     import numpy as np
     import pandas as pd
 
-    if isinstance(rows, Mapping):
-        data = {c: list(v) for c, v in rows.items()}
+    if isinstance(rows, Mapping):  # a column that is already an array (e.g. pandas' nullable Int64) keeps its dtype
+        data = {c: v if hasattr(v, "dtype") else list(v) for c, v in rows.items()}
         names = list(columns) if columns is not None else list(data)
     else:
         names = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
@@ -31,6 +31,9 @@ def frame(rows: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], colum
     for c in names:
         values = data.get(c, [])
         dtype = None
+        if not isinstance(values, list):
+            series[c] = pd.Series(values)
+            continue
         if any(isinstance(v, str) for v in values):
             dtype = text if all(v is None or isinstance(v, str) for v in values) else object
         series[c] = pd.Series(values, dtype=dtype)

@@ -9,17 +9,16 @@ future did not depend on what was dropped.
 
 from __future__ import annotations
 
+import functools
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..context.history import PROFILES
 from ..context.metrics import Retention
 from ..context.needed import NeededLater
-from ..context.sizing import UNITS
 from ..context.summarizers import Summarizer
-from ..policies import Event, Policy, PolicyEnv, resolve_policy
+from ..policies import Event, Policy, PolicyEnv
 from .books import (
     Book,
     HistoryBook,
@@ -30,29 +29,18 @@ from .books import (
     TokenBook,
     merge_fields,
 )
-from .costbook import COST_COLUMNS, CostBook
+from .columns import Column, request_columns, total_columns
+from .costbook import CostBook
 from .frames import frame
-from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession, prepare
+from .settings import Settings
 
-__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "REQUEST_COLUMNS",
-           "prepare", "Replay", "check_settings", "TOTAL_COST_COLUMNS", "COST_COLUMNS"]
+__all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "prepare", "Replay"]
 
 CAVEAT = (
     "Counterfactual replay: it assumes the recorded future did not depend on what was "
     "dropped. A real agent with less context might have acted differently."
 )
-# with pricing, after the others, in this order (sweeps too); the live agent loop's own usage columns are usage_*
-TOTAL_COST_COLUMNS = ("pricing", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
-                      "summarizer_input_tokens", "summarizer_output_tokens", "cost_usd", "summarizer_cost_usd",
-                      "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction")
-REQUEST_COLUMNS = (
-    "request", "turn", "index", "messages", "size", "size_before", "compacted", "dropped",
-    "size_after", "cumulative_input", "size_no_compaction", "cumulative_no_compaction",
-    "event", "prefix_reuse", "request_bytes",
-)
-
-
 @dataclass(frozen=True)
 class LedgerEvent:
     """An event with where it happened, what it removed, and what survived."""
@@ -66,10 +54,20 @@ class LedgerEvent:
     needed_later: NeededLater | None = None  # with needed_later=True
     cost: dict = field(default_factory=dict)  # with pricing: the summarizer's request, in tokens and USD
 
-    def __getattr__(self, name: str) -> Any:  # event fields read through
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.event, name)
+    # the event's fields, read from the event (named one by one: no attribute forwarding)
+    policy = property(lambda self: self.event.policy)
+    kind = property(lambda self: self.event.kind)
+    size_before = property(lambda self: self.event.size_before)
+    size_after = property(lambda self: self.event.size_after)
+    removed = property(lambda self: self.event.removed)
+    inserted = property(lambda self: self.event.inserted)
+    cut = property(lambda self: self.event.cut)
+    naive_cut = property(lambda self: self.event.naive_cut)
+    note = property(lambda self: self.event.note)
+    summarizer_calls = property(lambda self: self.event.summarizer_calls)
+    failure = property(lambda self: self.event.failure)
+    detail = property(lambda self: self.event.detail)
+    dropped_count = property(lambda self: self.event.dropped_count)
 
     @property
     def dropped(self) -> list:
@@ -138,36 +136,19 @@ class Totals:
         return self.cost_usd_no_compaction - self.cost_usd
 
     def as_dict(self, prefix_reuse: bool = True) -> dict:
-        out = {
-            "requests": self.requests,
-            "peak_request": self.peak_request,
-            "peak_request_number": self.peak_request_number,
-            "compactions": self.compactions,
-            "summarizer_calls": self.summarizer_calls,
-            "cumulative_input": self.cumulative_input,
-            "cumulative_input_no_compaction": self.cumulative_input_no_compaction,
-            "saving": self.saving,
-            "saving_share": round(self.saving_share, 4),
-            "final_size": self.final_size,
-            "ineffective_compactions": self.ineffective_compactions,
-            "prefix_reuse": self.prefix_reuse,
-            "request_bytes": self.request_bytes,
-            "prefix_reuse_share": round(self.prefix_reuse_share, 4),
-            "retention": None if self.retention is None else round(self.retention, 4),
-        }
-        if not prefix_reuse:
-            for key in ("prefix_reuse", "request_bytes", "prefix_reuse_share"):
-                del out[key]
-        for profile, n in self.problems.items():
-            out[f"problems_{profile}"] = n
-        for unit, n in self.tokens.items():
-            out[f"cumulative_{unit}"] = n
-        if self.needed_later_items is not None:
-            out["needed_later"] = None if self.needed_later is None else round(self.needed_later, 4)
-            out["needed_later_items"] = self.needed_later_items
-        if self.cost_usd is not None:
-            out.update({name: getattr(self, name) for name in TOTAL_COST_COLUMNS})
-        return out
+        """The totals as one sweep row shows them: the columns the books declare (``columns.py``), in order."""
+        cols = total_columns(tuple(self.problems), tuple(self.tokens), prefix_reuse,
+                             self.needed_later_items is not None, self.cost_usd is not None)
+        return {c.name: self._value(c) for c in cols}
+
+    def _value(self, column: Column) -> Any:
+        name = column.name
+        if name.startswith("problems_") and name[len("problems_"):] in self.problems:
+            return self.problems[name[len("problems_"):]]
+        if name.startswith("cumulative_") and name[len("cumulative_"):] in self.tokens:
+            return self.tokens[name[len("cumulative_"):]]
+        value = getattr(self, name)
+        return round(value, column.digits) if column.digits is not None and value is not None else value
 
 
 _TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
@@ -175,9 +156,14 @@ _TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (
 
 @dataclass(frozen=True)
 class Ledger:
-    """The books of one replay: a row per request, every event, and totals."""
+    """The books of one replay: a row per request, every event, and totals.
 
-    requests: Any  # pandas.DataFrame
+    ``rows`` holds the request table as plain columns (name -> one value per
+    request, in order); ``requests`` is the same table as a pandas DataFrame,
+    built on first use, so a replay (and the CLI) never needs pandas.
+    """
+
+    rows: dict  # column name -> values, one per request
     compactions: list
     totals: Totals
     settings: dict
@@ -186,6 +172,16 @@ class Ledger:
     final_context: list = field(repr=False, default_factory=list)
     caveat: str = CAVEAT
     bases: list = field(repr=False, default_factory=list)
+
+    @functools.cached_property
+    def requests(self) -> Any:
+        """The request table as a DataFrame (text columns keep Python strings: ``frames.frame``)."""
+        return frame(self.rows, list(self.rows))
+
+    def records(self) -> list[dict]:
+        """The request table as one dict per request, without pandas."""
+        names = list(self.rows)
+        return [dict(zip(names, values)) for values in zip(*self.rows.values())] if names else []
 
     @property
     def unit(self) -> str:
@@ -250,12 +246,13 @@ class Ledger:
         """
         from dataclasses import replace
 
-        frame = self.requests.copy()
+        n = self.totals.requests
+        rows = dict(self.rows)
         for name, values in columns.items():
-            if len(values) != len(frame):
-                raise ValueError(f"column {name!r} has {len(values)} values for {len(frame)} requests")
-            frame[name] = values
-        return replace(self, requests=frame)
+            if len(values) != n:
+                raise ValueError(f"column {name!r} has {len(values)} values for {n} requests")
+            rows[name] = values
+        return replace(self, rows=rows)
 
     def summary(self) -> str:
         t = self.totals
@@ -307,39 +304,24 @@ def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
     return context, events
 
 
-def check_settings(unit: str, tokens: Iterable[str], profiles: Iterable[str], budgets: Iterable[int]) -> None:
-    """Raise ``ValueError`` for an unknown unit or profile or a negative budget, before any work."""
-    for u in (unit, *tokens):
-        if u not in UNITS:
-            raise ValueError(f"unknown unit {u!r}; use one of {', '.join(UNITS)}")
-    for p in profiles:
-        if p not in PROFILES:
-            raise ValueError(f"unknown profile {p!r}; use one of {', '.join(PROFILES)}")
-    for b in budgets:
-        if b < 0:
-            raise ValueError(f"budget must be >= 0, got {b}")
-
-
 @dataclass(frozen=True)
 class Replay:
     """One configured replay: a recorded session, a policy, the trigger, and which books to keep."""
 
     session: RecordedSession
-    policy: Policy
-    budget: int = 120_000
-    unit: str = "bytes"
-    summarizer: Summarizer | None = None
-    tokens: tuple = ()
-    profiles: tuple = PROFILES
-    retention: bool = True
-    prefix_reuse: bool = True
-    pricing: Pricing | None = None
-    needed_later: bool = False
+    settings: Settings = Settings()
 
-    def __post_init__(self) -> None:
-        check_settings(self.unit, self.tokens, self.profiles, [self.budget])
-        if self.pricing is not None and not isinstance(self.pricing, Pricing):
-            object.__setattr__(self, "pricing", get_pricing(self.pricing))
+    # the settings read by name (a replay is configured by its Settings and nothing else)
+    policy = property(lambda self: self.settings.policy)
+    budget = property(lambda self: self.settings.budget)
+    unit = property(lambda self: self.settings.unit)
+    summarizer = property(lambda self: self.settings.summarizer)
+    tokens = property(lambda self: self.settings.tokens)
+    profiles = property(lambda self: self.settings.profiles)
+    retention = property(lambda self: self.settings.retention)
+    prefix_reuse = property(lambda self: self.settings.prefix_reuse)
+    pricing = property(lambda self: self.settings.pricing)
+    needed_later = property(lambda self: self.settings.needed_later)
 
     def books(self, rows: bool) -> list[Book]:
         s = self.session
@@ -354,7 +336,7 @@ class Replay:
         if self.needed_later:
             books.append(NeededLaterBook(s, rows))
         if self.pricing is not None:
-            books.append(CostBook(s, rows, self.pricing, bool(getattr(self.policy, "excerpt_tool_calls", False))))
+            books.append(CostBook(s, rows, self.pricing, bool(self.policy.option("excerpt_tool_calls", False))))
         return books
 
     def env(self) -> PolicyEnv:
@@ -379,16 +361,12 @@ class Replay:
         cols: dict[str, list] = {}
         for book in books:
             cols.update(book.cols)
-        order = [c for c in REQUEST_COLUMNS if self.prefix_reuse or c not in ("prefix_reuse", "request_bytes")]
-        order += [f"problems_{p}" for p in self.profiles]
-        for u in self.tokens:
-            order += [f"size_{u}", f"cumulative_{u}"]
-        if self.pricing is not None:
-            order += list(COST_COLUMNS)
-        requests = frame({c: cols.get(c, []) for c in order}, order)
+        order = request_columns(self.profiles, self.tokens, self.prefix_reuse, self.pricing is not None)
+        requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
+        assert isinstance(size_book, SizeBook)  # Replay.books always starts with it
         pol = self.policy
-        settings = {"budget": self.budget, "keep_recent": getattr(pol, "keep_recent", None), "unit": self.unit,
+        settings = {"budget": self.budget, "keep_recent": pol.option("keep_recent"), "unit": self.unit,
                     "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
                     "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
                     "pricing": self.pricing.name if self.pricing is not None else None,
@@ -398,43 +376,16 @@ class Replay:
                       bases=size_book.bases)
 
 
-def replay(
-    messages: Sequence[Mapping[str, Any]],
-    *,
-    budget: int = 120_000,
-    policy: "str | type[Policy] | Policy | None" = None,
-    summarizer: Summarizer | None = None,
-    unit: str = "bytes",
-    tokens: Iterable[str] = (),
-    profiles: Sequence[str] = PROFILES,
-    retention: bool = True,
-    prefix_reuse: bool = True,
-    keep_recent: int | None = None,
-    summary_role: str | None = None,
-    excerpt_tool_calls: bool | None = None,
-    cut: str | None = None,
-    pricing: "str | Pricing | None" = None,
-    needed_later: bool = False,
-) -> "Ledger":
-    """Replay ``messages`` under a policy and return its ledger (SPEC section 5).
+def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:
+    """Replay ``messages`` under ``settings`` and return its ledger (SPEC section 5).
 
-    ``budget`` is in ``unit`` (bytes of compact JSON by default). ``policy`` is a
-    name from ``POLICIES``, a policy class, or a configured instance (default:
-    NanoHermes). ``keep_recent``, ``summary_role``, ``excerpt_tool_calls`` and
-    ``cut`` are shorthands for the policy's options; one the policy does not have
-    is a ``TypeError``. ``tokens`` adds token columns (``cl100k``, ``o200k``,
-    ``tokens_approx``); ``profiles``, ``retention`` and ``prefix_reuse`` switch
-    the other books. ``pricing`` (a preset name from ``data/pricing.csv`` or a
-    ``Pricing``) adds tokens and dollars per request under the provider's caching
-    rule; ``needed_later=True`` adds, per event, the removed identifiers the
-    recorded future mentions again and the share still kept.
+    ``settings`` defaults to ``Settings()`` (NanoHermes, 120,000 bytes); keyword
+    ``changes`` are ``Settings`` fields (``replay(m, budget=60_000, pricing="gpt-4.1")``).
+    A policy's own options go to the policy: ``policy=NanoHermesPolicy(keep_recent=4)``.
     """
-    pol = resolve_policy(policy, keep_recent=keep_recent, summary_role=summary_role,
-                         excerpt_tool_calls=excerpt_tool_calls, cut=cut)
+    chosen = Settings.of(settings, "replay", **changes)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    price = None if pricing is None else get_pricing(pricing)
-    return Replay(session, pol, budget, unit, summarizer, tuple(tokens), tuple(profiles), retention,
-                  prefix_reuse, price, needed_later).ledger()
+    return Replay(session, chosen).ledger()
 
 
 def reference_replay(
@@ -453,7 +404,8 @@ def reference_replay(
 
     msgs, _ = prepare(messages)
     ctx = [msgs[0]] if msgs else []
-    rows, cumulative, turn, i = [], 0, 0, 1
+    rows: list[dict] = []
+    cumulative, turn, i = 0, 0, 1
     while i < len(msgs):
         m = msgs[i]
         if m.get("role") == "user":

@@ -110,21 +110,31 @@ class Pricing:
         object.__setattr__(self, "step", step)
 
     @property
+    def minimum(self) -> int:
+        """The smallest prefix the rule caches, in tokens (``min_cached_tokens`` with the rule's default filled in)."""
+        return int(self.min_cached_tokens or 0)
+
+    @property
+    def rounding(self) -> int:
+        """The cached prefix is rounded down to a multiple of this (``step`` with the rule's default filled in)."""
+        return int(self.step or 1)
+
+    @property
     def caches(self) -> bool:
         return self.cache != "none"
 
     def cached(self, shared: int) -> int:
         """Tokens of a shared prefix of ``shared`` tokens the rule reads from the cache."""
-        if not self.caches or shared <= 0 or shared < self.min_cached_tokens:
+        if not self.caches or shared <= 0 or shared < self.minimum:
             return 0
-        return shared - shared % self.step
+        return shared - shared % self.rounding
 
     def cost(self, input_tokens: int, cached_tokens: int = 0, output_tokens: int = 0,
              cache_write_tokens: int = 0) -> float:
         """USD for one request: ``input_tokens`` counts every prompt token (cached and written ones included)."""
         uncached = input_tokens - cached_tokens - cache_write_tokens
         return (uncached * self.input + cached_tokens * self.cached_input
-                + cache_write_tokens * self.cache_write + output_tokens * self.output) / 1e6
+                + cache_write_tokens * (self.cache_write or 0.0) + output_tokens * self.output) / 1e6
 
     def replace(self, **changes: Any) -> "Pricing":
         """The same pricing with some values changed (the user's values win)."""

@@ -16,23 +16,25 @@ is a path and the settings, never a message list that could be read there.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..context.history import PROFILES
-from ..context.summarizers import Summarizer
 from ..policies import Policy, accepts_option, resolve_policy
+from .columns import dtype_of, total_columns
 from .frames import frame as text_frame
-from .ledger import TOTAL_COST_COLUMNS, Replay, Totals, check_settings
+from .ledger import Replay, Totals
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession
+from .settings import Settings, check_settings
 
 __all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped", "sweep_columns"]
 
@@ -98,17 +100,11 @@ class _Setting:
 
 @dataclass(frozen=True)
 class _Job:
-    """Everything a worker needs for one transcript (picklable)."""
+    """Everything a worker needs for one transcript (picklable): the grid over one base ``Settings``."""
 
-    settings: tuple
-    unit: str
-    summarizer: Any
-    tokens: tuple
-    profiles: tuple
-    retention: bool
-    prefix_reuse: bool
+    grid: tuple  # of _Setting
+    base: Settings
     pricings: tuple = ()  # one row per setting and pricing (none: no cost columns)
-    needed_later: bool = False
 
 
 def _sources(transcripts: Any) -> list[_Source]:
@@ -136,42 +132,26 @@ def _sources(transcripts: Any) -> list[_Source]:
     return out
 
 
-def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence[int] | None,
-          shorthands: dict[str, Any]) -> tuple:
-    """Every (policy, budget) setting; an option no chosen policy has is a TypeError."""
-    given = {k: v for k, v in shorthands.items() if v is not None}
-    if keep_recent is not None:
-        given["keep_recent"] = list(keep_recent)
-    for option in given:
-        if not any(accepts_option(p, option) for p in policies):
-            names = ", ".join(p if isinstance(p, str) else p.name for p in policies)
-            raise TypeError(f"option {option!r} does not apply to any chosen policy ({names})")
+def _grid(policies: Sequence[Any], budgets: Sequence[int], keep_recent: Sequence[int] | None) -> tuple:
+    """Every (policy, budget[, keep_recent]) setting; ``keep_recent`` when no chosen policy has it is a TypeError."""
+    if keep_recent is not None and not any(accepts_option(p, "keep_recent") for p in policies):
+        names = ", ".join(p if isinstance(p, str) else p.name for p in policies)
+        raise TypeError(f"option 'keep_recent' does not apply to any chosen policy ({names})")
     settings = []
     for spec in policies:
-        options = {k: v for k, v in given.items() if k != "keep_recent" and accepts_option(spec, k)}
-        keeps = given.get("keep_recent") if accepts_option(spec, "keep_recent") else None
-        variants = [resolve_policy(spec, keep_recent=k, **options) for k in keeps] if keeps else \
-            [resolve_policy(spec, **options)]
+        keeps = list(keep_recent) if keep_recent is not None and accepts_option(spec, "keep_recent") else None
+        variants = [resolve_policy(spec, keep_recent=k) for k in keeps] if keeps else [resolve_policy(spec)]
         for budget in budgets:
             for pol in variants:
-                settings.append(_Setting(pol, budget, getattr(pol, "keep_recent", None)))
+                settings.append(_Setting(pol, budget, pol.option("keep_recent")))
     return tuple(settings)
 
 
 def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True,
                   pricing: bool = False, needed_later: bool = False) -> list:
     """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
-    totals = ["requests", "peak_request", "peak_request_number", "compactions", "summarizer_calls",
-              "cumulative_input", "cumulative_input_no_compaction", "saving", "saving_share", "final_size",
-              "ineffective_compactions"]
-    if prefix_reuse:
-        totals += ["prefix_reuse", "request_bytes", "prefix_reuse_share"]
-    totals += ["retention"] + [f"problems_{p}" for p in profiles] + [f"cumulative_{u}" for u in tokens]
-    if needed_later:
-        totals += ["needed_later", "needed_later_items"]
-    if pricing:
-        totals += list(TOTAL_COST_COLUMNS)
-    return list(SWEEP_COLUMNS) + totals
+    totals = total_columns(profiles, tokens, prefix_reuse, needed_later, pricing)
+    return list(SWEEP_COLUMNS) + [c.name for c in totals]
 
 
 def _load(source: _Source) -> list:
@@ -191,25 +171,26 @@ def _sweep_one(source: _Source, job: _Job) -> tuple[str, list | Skipped]:
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    rows = []
+    rows: list[dict] = []
     # a setting whose trigger never fires replays the transcript untouched: its totals are the same
     # whatever the policy and the budget, so they are counted once per pricing
     untouched: dict[int, Totals] = {}
-    for s in job.settings:
-        quiet = session.first_over_budget(Context(), 0, job.unit, s.budget) is None
+    base = job.base
+    for s in job.grid:
+        quiet = session.first_over_budget(Context(), 0, base.unit, s.budget) is None
         for k, price in enumerate(job.pricings or (None,)):  # the session's sizes and tokens serve every pricing
             totals = untouched.get(k) if quiet else None
             if totals is None:
-                totals = Replay(session, s.policy, s.budget, job.unit, job.summarizer, job.tokens, job.profiles,
-                                job.retention, job.prefix_reuse, price, job.needed_later).totals()
+                chosen = dataclasses.replace(base, policy=s.policy, budget=s.budget, pricing=price)
+                totals = Replay(session, chosen).totals()
                 if quiet:
                     untouched[k] = totals
             label = s.policy.label
             row = {"transcript": source.name, "policy": s.policy.name,
                    "options": label[len(s.policy.name) + 1:-1] if label != s.policy.name else "",
-                   "budget": s.budget, "keep_recent": s.keep_recent, "unit": job.unit,
+                   "budget": s.budget, "keep_recent": s.keep_recent, "unit": base.unit,
                    "messages": len(session.messages)}
-            row.update(totals.as_dict(prefix_reuse=job.prefix_reuse))
+            row.update(totals.as_dict(prefix_reuse=base.prefix_reuse))
             rows.append(row)
     return source.name, rows
 
@@ -254,9 +235,10 @@ class _Sink:
     """Where rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come."""
 
     def __init__(self, out: str | os.PathLike | None, columns: list[str]) -> None:
-        self.columns, self.count, self.rows = columns, 0, []
+        self.columns, self.count = columns, 0
+        self.rows: list[dict] = []
         self.path = None if out is None else Path(out)
-        self._writer = None
+        self._writer: Any = None  # a csv.DictWriter or a pyarrow ParquetWriter, opened with the first rows
         if self.path is not None:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
@@ -311,11 +293,9 @@ class _Sink:
 def _arrow_schema(columns: list[str]):
     import pyarrow as pa
 
-    text = {"transcript", "policy", "options", "unit", "pricing"}
-    floats = {"saving_share", "prefix_reuse_share", "retention", "needed_later", "cost_usd", "summarizer_cost_usd",
-              "cost_usd_no_compaction", "cache_hit_rate", "cache_hit_rate_no_compaction"}
-    return pa.schema([(c, pa.string() if c in text else pa.float64() if c in floats else pa.int64())
-                      for c in columns])
+    types = {"str": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
+    text = {"transcript", "policy", "options", "unit"}  # the sweep's own columns that are text
+    return pa.schema([(c, pa.string() if c in text else types[dtype_of(c)]) for c in columns])
 
 
 def _pricings(pricing: Any) -> tuple:
@@ -329,37 +309,34 @@ def _pricings(pricing: Any) -> tuple:
 
 def sweep(
     transcripts: Any,
+    settings: Settings | None = None,
     *,
-    budgets: Sequence[int] = (120_000,),
+    budgets: Sequence[int] | None = None,
+    policies: Sequence[str | type[Policy] | Policy] | None = None,
     keep_recent: Sequence[int] | None = None,
-    policies: Sequence["str | type[Policy] | Policy"] = ("nanohermes",),
-    summarizer: Summarizer | None = None,
-    unit: str = "bytes",
-    tokens: Iterable[str] = (),
-    profiles: Sequence[str] = PROFILES,
-    retention: bool = False,
-    prefix_reuse: bool = True,
-    summary_role: str | None = None,
-    excerpt_tool_calls: bool | None = None,
-    cut: str | None = None,
+    pricing: str | Pricing | Sequence[str | Pricing] | None = None,
     progress: bool | None = False,
     executor: Any = None,
+    workers: int | None = None,
     out: str | os.PathLike | None = None,
     strict: bool = False,
     window: int | None = None,
-    pricing: "str | Pricing | Sequence[str | Pricing] | None" = None,
-    needed_later: bool = False,
+    **changes: Any,
 ):
     """One row per transcript x policy x budget (x keep_recent) with the replay totals.
 
     ``transcripts``: files, folders, message lists, ``(name, messages)`` pairs or
-    a mapping. ``keep_recent`` varies the policies that have that option (others
-    get one row per budget, ``keep_recent`` empty); ``summary_role``,
-    ``excerpt_tool_calls`` and ``cut`` set those options where a policy has them;
-    an option no chosen policy has is a ``TypeError``. ``executor``: any
-    ``concurrent.futures.Executor`` (rows identical to the in-process sweep);
-    ``window`` caps the transcripts submitted and not yet yielded (default 16 per
-    worker: a result is a few rows, so the cap is about idle workers, not memory).
+    a mapping. The grid is over one base ``settings`` (default ``Settings()``;
+    keyword ``changes`` are its fields, e.g. ``unit="o200k"``): ``budgets``
+    (default: the base budget), ``policies`` (default: the base policy; configure
+    a policy's options on its instance) and ``keep_recent``, which varies the
+    policies that have that option (others get one row per budget,
+    ``keep_recent`` empty; ``TypeError`` when no chosen policy has it).
+    ``executor``: any ``concurrent.futures.Executor`` (rows identical to the
+    in-process sweep) with ``workers`` its number of workers (default: the CPU
+    count); ``window`` caps the transcripts submitted and not yet yielded
+    (default 16 per worker: a result is a few rows, so the cap is about idle
+    workers, not memory).
     ``out``: a ``.csv`` or ``.parquet`` file the rows stream to (written
     atomically); a ``SweepReport`` is returned instead of a DataFrame. A file that
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
@@ -371,18 +348,20 @@ def sweep(
     tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``
     adds the needed-later retention beside ``retention``.
     """
+    base = Settings.of(settings, "sweep", **changes)
     sources = _sources(transcripts)
-    settings = _grid(list(policies), list(budgets), keep_recent,
-                     {"summary_role": summary_role, "excerpt_tool_calls": excerpt_tool_calls, "cut": cut})
-    check_settings(unit, tuple(tokens), profiles, budgets)
-    pricings = _pricings(pricing)
-    job = _Job(settings, unit, summarizer, tuple(tokens), tuple(profiles), retention, prefix_reuse, pricings,
-               needed_later)
-    columns = sweep_columns(profiles, tuple(tokens), prefix_reuse, bool(pricings), needed_later)
+    chosen = list(policies) if policies is not None else [base.policy]
+    budget_list = list(budgets) if budgets is not None else [base.budget]
+    grid = _grid(chosen, budget_list, keep_recent)
+    check_settings(base.unit, base.tokens, base.profiles, budget_list)
+    pricings = _pricings(pricing) if pricing is not None else _pricings(base.pricing)
+    base = dataclasses.replace(base, pricing=None)
+    job = _Job(grid, base, pricings)
+    columns = sweep_columns(base.profiles, base.tokens, base.prefix_reuse, bool(pricings), base.needed_later)
     sink = _Sink(out, columns)
     skipped: list[Skipped] = []
     bar = Progress(len(sources), "sweep", progress)
-    window = window or max(2, 16 * (getattr(executor, "_max_workers", None) or os.cpu_count() or 2))
+    window = window or max(2, 16 * (workers or os.cpu_count() or 2))
     ok = False
     try:
         for name, result in _results(sources, job, executor, window):
@@ -404,7 +383,7 @@ def sweep(
     frame = text_frame(sink.rows, columns)
     frame["keep_recent"] = frame["keep_recent"].astype("Int64")
     frame["retention"] = frame["retention"].astype("float64")  # None (no event) reads as NaN, as in a file
-    if needed_later:
+    if base.needed_later:
         frame["needed_later"] = frame["needed_later"].astype("float64")
     frame.attrs["skipped"] = skipped
     return frame
@@ -412,34 +391,34 @@ def sweep(
 
 def compare_policies(
     transcripts: Any,
+    settings: Settings | None = None,
     *,
-    policies: Sequence["str | type[Policy] | Policy"] | None = None,
-    budget: int = 120_000,
-    unit: str = "bytes",
-    summarizer: Summarizer | None = None,
-    tokens: Iterable[str] = (),
+    policies: Sequence[str | type[Policy] | Policy] | None = None,
     progress: bool | None = False,
     executor: Any = None,
-    pricing: "str | Pricing | None" = None,
-    needed_later: bool = True,
+    workers: int | None = None,
+    **changes: Any,
 ):
     """One row per policy: what it costs, what a cache could reuse, what it breaks, what it keeps.
 
-    Every policy is triggered by the same ``budget`` in ``unit``; totals are summed
-    over the transcripts (peaks are the maximum), the prefix reuse share is
-    weighted by request bytes, problems count the transcripts x profiles where any
-    request carried a problem, and retention is the mean over transcripts that
-    had an event. ``needed_later`` (on) adds the needed-later retention pooled
-    over every event (kept / needed identifiers); ``pricing`` adds dollars with
-    and without compaction (summed) and the cache-hit rate (weighted by tokens).
+    Every policy is triggered by the same ``settings`` (default ``Settings()``;
+    keyword ``changes`` are its fields); ``policies`` defaults to every policy in
+    ``POLICIES``. Totals are summed over the transcripts (peaks are the maximum),
+    the prefix reuse share is weighted by request bytes, problems count the
+    transcripts x profiles where any request carried a problem, and retention is
+    the mean over transcripts that had an event. With ``needed_later=True``, the
+    needed-later retention pooled over every event (kept / needed identifiers);
+    with ``pricing``, dollars with and without compaction (summed) and the
+    cache-hit rate (weighted by tokens).
     """
     from ..policies import POLICIES
 
+    base = Settings.of(settings, "compare_policies", **changes)
     chosen = list(policies) if policies is not None else list(POLICIES)
-    frame = sweep(transcripts, budgets=[budget], summarizer=summarizer, policies=chosen,
-                  unit=unit, tokens=tokens, retention=True, progress=progress, executor=executor,
-                  pricing=pricing, needed_later=needed_later)
-    rows = []
+    frame = sweep(transcripts, base, policies=chosen, progress=progress, executor=executor, workers=workers)
+    needed_later = base.needed_later
+    pricing = base.pricing if isinstance(base.pricing, Pricing) else None  # Settings resolved it
+    rows: list[dict] = []
     for label, g in frame.groupby(frame["policy"] + frame["options"].map(lambda o: f"({o})" if o else ""),
                                   sort=False):
         row = {
@@ -474,6 +453,6 @@ def compare_policies(
         rows.append(row)
 
     out = text_frame(rows).set_index("policy")
-    out.attrs.update(budget=budget, unit=unit, skipped=frame.attrs.get("skipped", []),
-                     pricing=None if pricing is None else get_pricing(pricing).name)
+    out.attrs.update(budget=base.budget, unit=base.unit, skipped=frame.attrs.get("skipped", []),
+                     pricing=None if pricing is None else pricing.name)
     return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..context.budgets import over_budget
 from ..context.messages import Message
@@ -89,8 +89,9 @@ class PolicyEnv:
             return self.token_meter
         if self.unit in ("cl100k", "o200k", "tokens_approx"):
             return self.meter
-        object.__setattr__(self, "token_meter", Meter("cl100k"))  # loaded only when a policy asks
-        return self.token_meter
+        meter = Meter("cl100k")  # loaded only when a policy asks
+        object.__setattr__(self, "token_meter", meter)
+        return meter
 
 
 class Policy:
@@ -108,6 +109,14 @@ class Policy:
 
     def describe(self) -> str:
         return (self.__doc__ or self.name).strip().splitlines()[0]
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """The value of one of this policy's options, or ``default`` when it has no such option.
+
+        The engine asks a policy this way (``policy.option("keep_recent")``) instead of
+        probing attributes, so a policy that wraps another can answer for it.
+        """
+        return policy_options(self).get(name, default)
 
     @property
     def label(self) -> str:
@@ -130,7 +139,7 @@ def register(cls: type[Policy]) -> type[Policy]:
 def policy_options(policy: Policy | type[Policy], *, changed_only: bool = False) -> dict[str, Any]:
     """A policy's options and their values (for a class: the defaults)."""
     out = {}
-    for f in dataclasses.fields(policy):
+    for f in dataclasses.fields(cast(Any, policy)):  # every concrete policy is a dataclass
         if not f.init:
             continue
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -141,7 +150,7 @@ def policy_options(policy: Policy | type[Policy], *, changed_only: bool = False)
 
 
 def _option_names(cls: type[Policy]) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls) if f.init]
+    return [f.name for f in dataclasses.fields(cast(Any, cls)) if f.init]
 
 
 def resolve_policy(policy: "str | type[Policy] | Policy | None" = None, **options: Any) -> Policy:
@@ -172,7 +181,7 @@ def resolve_policy(policy: "str | type[Policy] | Policy | None" = None, **option
             f"(its options: {', '.join(_option_names(cls)) or 'none'})")
     if instance is None:
         return cls(**given)
-    return dataclasses.replace(instance, **given) if given else instance
+    return dataclasses.replace(cast(Any, instance), **given) if given else instance
 
 
 def accepts_option(policy: "str | type[Policy] | Policy", option: str) -> bool:

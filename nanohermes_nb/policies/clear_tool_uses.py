@@ -124,6 +124,6 @@ class ClearToolUsesPolicy(Policy):
         if not cleared:
             return context, None
         ev = make_event(self, "clear", context, new, env, size)
-        return new, replace(ev, **{"detail": (
-            f"clear_tool_uses: cleared {cleared} tool results, kept the last {self.keep}"
-            f"{f', reclaimed {reclaimed:,} tokens' if tokens is not None else ''}; {size:,} -> {ev.size_after:,}")})
+        detail = (f"clear_tool_uses: cleared {cleared} tool results, kept the last {self.keep}"
+                  f"{f', reclaimed {reclaimed:,} tokens' if tokens is not None else ''}; {size:,} -> {ev.size_after:,}")
+        return new, replace(ev, detail=detail)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..context.compaction import (
     SUMMARY_HEADER,
@@ -143,6 +143,10 @@ class CodexPolicy(Policy):
     would fail the compaction turn and keep the history). Codex's trigger (the
     auto-compact token limit) is replaced by the lab trigger.
 
+    Constants as options: ``user_message_max_tokens`` (the 20,000),
+    ``summary_role`` (``"user"``, as Codex sends it) and ``excerpt_tool_calls``
+    (calls rendered in the summarizer's excerpt, as Codex's history shows them).
+
     Options (off by default): ``token_count="meter"`` counts the 20,000 with
     ``env.tokens()`` (cl100k by default: the lab's earlier reading).
     """
@@ -175,7 +179,7 @@ class CodexPolicy(Policy):
             note = CODEX_SUMMARY_PREFIX + "\n" + note[len(SUMMARY_HEADER) + 1:]
         users = collect_user_messages(history)
         texts, truncated = select_user_messages(users, self.user_message_max_tokens, self._counter(env))
-        by_text = {}
+        by_text: dict[str, Any] = {}
         for m, text in users:
             by_text.setdefault(text, m)
         kept = []
@@ -193,5 +197,5 @@ class CodexPolicy(Policy):
         )
         if summary.failure:
             detail += f"; summarizer failed: {summary.failure}"
-        return new, replace(ev, **{"note": note, "failure": summary.failure,
-                             "summarizer_calls": int(summary.called), "detail": detail})
+        return new, replace(ev, note=note, failure=summary.failure, summarizer_calls=int(summary.called),
+                            detail=detail)

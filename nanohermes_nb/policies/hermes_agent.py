@@ -111,6 +111,13 @@ class HermesAgentPolicy(Policy):
     before" is "a hermes summary is in the context". The trigger side of hermes
     (threshold floors, anti-thrashing, the summary-failure cooldown) decides
     *when* to compact and stays outside the policy.
+
+    hermes' other constants, as options: ``max_tail_message_floor`` (8) and
+    ``tail_soft_factor`` (1.5) bound the protected tail; ``prune_min_chars`` and
+    ``dedup_min_chars`` (200) are the sizes below which old tool results are
+    left alone; ``tool_args_max_chars`` (500) and ``tool_args_head_chars`` (200)
+    shrink long tool-call arguments; ``excerpt_tool_calls`` renders calls in the
+    summarizer's excerpt.
     """
 
     protect_first_n: int = 3
@@ -203,7 +210,7 @@ class HermesAgentPolicy(Policy):
         for call in m["tool_calls"]:
             fn = call.get("function") if isinstance(call, dict) else None
             args = fn.get("arguments", "") if isinstance(fn, Mapping) else None
-            if isinstance(args, str) and len(args) > self.tool_args_max_chars:
+            if isinstance(fn, Mapping) and isinstance(args, str) and len(args) > self.tool_args_max_chars:
                 shrunk = shrink_arguments(args, self.tool_args_head_chars)
                 if shrunk != args:
                     call, changed = {**call, "function": {**fn, "arguments": shrunk}}, True

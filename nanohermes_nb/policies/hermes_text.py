@@ -213,8 +213,8 @@ def _line_for_files(name: str, args: dict, content: str, n: int, lines: int) -> 
     if name == "patch":
         return f"[patch] {args.get('mode', 'replace')} in {args.get('path', '?')} ({n:,} chars result)"
     if name == "execute_code":
-        code = _arg(args, "code")
-        preview = code[:60].replace("\n", " ") + ("..." if len(code) > 60 else "")
+        source = _arg(args, "code")
+        preview = source[:60].replace("\n", " ") + ("..." if len(source) > 60 else "")
         return f"[execute_code] `{preview}` ({lines} lines output)"
     return None
 

@@ -191,5 +191,5 @@ class LangChainSummarizePolicy(Policy):
                   f"; {size:,} -> {ev.size_after:,}")
         if summary.failure:
             detail += f"; summarizer failed: {summary.failure}"
-        return new, replace(ev, **{"cut": len(head) + cut, "note": note["content"], "failure": summary.failure,
-                                   "summarizer_calls": int(summary.called), "detail": detail})
+        return new, replace(ev, cut=len(head) + cut, note=note["content"], failure=summary.failure,
+                            summarizer_calls=int(summary.called), detail=detail)

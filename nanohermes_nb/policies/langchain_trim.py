@@ -159,9 +159,10 @@ class LangChainTrimPolicy(Policy):
         ev = make_event(self, "trim", context, new, env, size)
         first = 1 if self.include_system and role_of(context[0]) in SYSTEM_ROLES else 0
         only_system = len(new) == first
-        return new, replace(ev, **{"cut": start, "detail": (
+        detail = (
             f"langchain_trim: kept {len(new) - first} messages within {target:,} {env.unit}"
             f" ({self.target_share:g} x budget), dropped {start - first}"
             + (f" and cut message {start - 1} to its newest lines" if len(new) - first > len(context) - start else "")
             + ("; no user message fits: only the system message is left" if only_system and first else "")
-            + f"; {size:,} -> {ev.size_after:,}")})
+            + f"; {size:,} -> {ev.size_after:,}")
+        return new, replace(ev, cut=start, detail=detail)

@@ -43,11 +43,18 @@ def _outside_window(context: Sequence[Message], window: int, counting: str, plac
 
 
 def _with_initial_user(context: list, placeholder: str) -> list:
-    """OpenHands puts the first user message second when the event after the system one is not it."""
-    if len(context) < 2 or role_of(context[0]) != "system":
+    """OpenHands puts the first user message at index 1 whenever the message there is not a user message.
+
+    ``ConversationMemory._ensure_initial_user_message`` (openhands-ai 1.6.0,
+    ``openhands/memory/conversation_memory.py`` L875-892) looks at index 1 only,
+    never at index 0: a history that starts with the task and then a system
+    message (deerflow) gets the task again at index 1. A masked observation
+    (a placeholder here) is not a user message there. With no user message at
+    all there is nothing to insert (CodeActAgent refuses such a history).
+    """
+    if not context:
         return context
-    second = context[1]
-    if role_of(second) == "user" and not _is_placeholder(second, placeholder):
+    if len(context) > 1 and role_of(context[1]) == "user" and not _is_placeholder(context[1], placeholder):
         return context
     first = next((m for m in context if role_of(m) == "user" and not _is_placeholder(m, placeholder)), None)
     return context if first is None else [context[0], first, *context[1:]]
@@ -125,6 +132,32 @@ def _format_users(rendered: list, context: Sequence[Message], placeholder: str) 
     return out
 
 
+# What OpenHands' ``Message`` carries, by role (openhands/core/message.py, ``Message`` fields and
+# ``_add_tool_call_keys``): anything else a transcript message holds is never sent.
+SENT_KEYS = {
+    "system": ("role", "content"),
+    "user": ("role", "content"),
+    "assistant": ("role", "content", "tool_calls"),
+    "tool": ("role", "content", "tool_call_id", "name"),
+}
+
+
+def _as_sent(message: Message) -> Message:
+    """The message with only the fields OpenHands sends (``reasoning_content`` and the like dropped).
+
+    An assistant message without calls is a ``MessageAction`` there: no
+    ``tool_calls`` key at all. A message with nothing to drop is returned as it is.
+    """
+    keys = SENT_KEYS.get(role_of(message))
+    if keys is None:
+        return message
+    if role_of(message) == "assistant" and not calls_of(message):
+        keys = ("role", "content")
+    if all(k in keys for k in message):
+        return message
+    return {k: v for k, v in message.items() if k in keys}
+
+
 @register
 @dataclass(frozen=True)
 class ObservationMaskingPolicy(Policy):
@@ -178,25 +211,50 @@ class ObservationMaskingPolicy(Policy):
         masked = _outside_window(context, self.attention_window, self.window, self.placeholder)
         if self.render == "in_place":
             masked = [i for i in masked if context[i].get("content") != self.placeholder]
-        if not masked:
-            return context, None
-        if self.render == "in_place":
+            if not masked:
+                return context, None
             new = list(context)
             for i in masked:
                 new[i] = {**context[i], "content": self.placeholder}
         else:
-            source = _with_initial_user(context, self.placeholder)
-            shift = len(source) - len(context)
-            hidden = {i + shift for i in masked}
-            new = _format_users(_conversation(source, hidden, self.placeholder), source, self.placeholder)
+            new, notes = self._render(context, masked)
+            if len(new) == len(context) and all(a is b for a, b in zip(new, context)):
+                return context, None  # OpenHands would send exactly this context: nothing to do
+            ev = make_event(self, "mask", context, new, env, size)
+            return new, replace(ev, detail=self._detail(len(masked), size, ev.size_after, notes))
         ev = make_event(self, "mask", context, new, env, size)
-        return new, replace(ev, detail=self._detail(context, new, len(masked), size, ev.size_after))
+        return new, replace(ev, detail=self._detail(len(masked), size, ev.size_after))
 
-    def _detail(self, context: list, new: list, masked: int, size: int, after: int) -> str:
+    def _render(self, context: list, masked: list[int]) -> tuple[list, list[str]]:
+        """The context as OpenHands' ``process_events`` sends it, the results at ``masked`` masked.
+
+        OpenHands renders on every step, whether or not the condenser masked
+        anything (``CodeActAgent.step``, openhands-ai 1.6.0 codeact_agent.py
+        L207-222, then ``process_events``, conversation_memory.py L76-174): so
+        does this policy whenever it is asked, masking or not. It declines only
+        when the rendering is the context itself. Also returns what changed
+        besides the masking, for the event's detail.
+        """
+        source = _with_initial_user(context, self.placeholder)
+        shift = len(source) - len(context)
+        hidden = {i + shift for i in masked}
+        rendered = _format_users(_conversation(source, hidden, self.placeholder), source, self.placeholder)
+        kept = {id(m) for m in rendered}
+        notes = []
+        lost = sum(1 for m in context if role_of(m) == "assistant" and calls_of(m) and id(m) not in kept)
+        if masked or lost:
+            notes.append(f"{lost} tool-call messages no longer sent")
+        if shift:
+            notes.append("the task repeated at index 1")
+        sent = [_as_sent(m) for m in rendered]
+        dropped = sum(1 for a, b in zip(rendered, sent) if a is not b)
+        if dropped:
+            notes.append(f"fields OpenHands does not send dropped from {dropped} messages")
+        return sent, notes
+
+    def _detail(self, masked: int, size: int, after: int, notes: Sequence[str] = ()) -> str:
         unit = "events" if self.window == "events" else "tool results"
         text = f"observation_masking: masked {masked} tool results outside the last {self.attention_window} {unit}"
         if self.render == "openhands":
-            kept = {id(m) for m in new}
-            lost = sum(1 for m in context if role_of(m) == "assistant" and calls_of(m) and id(m) not in kept)
-            text += f" (as user messages; {lost} tool-call messages no longer sent)"
+            text += " (as user messages" + "".join(f"; {n}" for n in notes) + ")"
         return text + f"; {size:,} -> {after:,}"

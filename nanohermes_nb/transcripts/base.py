@@ -13,10 +13,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Iterable, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Union
 
 __all__ = [
     "Transcript",
+    "AgentRequest",
+    "ReportedUsage",
+    "ToolCompaction",
+    "AGENTS",
     "TranscriptError",
     "OPENAI_ROLES",
     "TEXT_JOINER",
@@ -56,13 +61,115 @@ class TranscriptError(ValueError):
         return printable(": ".join(parts))
 
 
-class Transcript(list):
-    """A list of OpenAI-form message dicts, with the file it came from and its format."""
+# The coding agents whose own session logs ``load_transcript`` reads (``Transcript.agent``).
+AGENTS = ("claude_code", "codex_cli", "gemini_cli", "copilot_cli", "any_agent")
 
-    def __init__(self, messages: Iterable[Message] = (), path: str = "", format: str = "openai") -> None:
+
+@dataclass(frozen=True)
+class ReportedUsage:
+    """What the provider billed for one request, as the agent's log reports it.
+
+    Normalised to the chat-completions meaning: ``prompt_tokens`` is every input token of
+    the request, cached ones included (Anthropic: input + cache creation + cache read;
+    OpenAI/Codex: ``input_tokens``, which already holds ``cached_input_tokens``);
+    ``cached_tokens`` the ones read from the cache; ``cache_write_tokens`` the ones written
+    to it (Anthropic's cache creation; 0 where the provider does not bill writes apart);
+    ``completion_tokens`` every output token, reasoning included; ``reasoning_tokens`` the
+    reasoning part of them where the log says.
+
+    ``raw`` keeps the provider's own numeric fields as the log holds them, so totals can be
+    checked against other tools token for token: for Claude Code the LAST record of the
+    response (whose ``output_tokens`` is the final count) and ``raw_first`` the FIRST record
+    (ccusage 18 keeps that one, whose ``output_tokens`` is often a streaming placeholder);
+    for Codex the de-duplicated ``last_token_usage``; ``raw_first`` equals ``raw`` elsewhere.
+    Claude Code's normalised input side (prompt, cached, cache write) is read from the first
+    record, its ``completion_tokens`` from the last.
+    """
+
+    prompt_tokens: int
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    raw: Mapping[str, int] = field(default_factory=dict)
+    raw_first: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """One API request the agent made: one assistant message of the transcript.
+
+    ``message`` is that assistant message's index in the transcript; ``id`` the provider's
+    response id where the log has one (Claude Code ``message.id``), else a stable id made
+    from the place in the file; ``time`` epoch seconds (None when the log has no time);
+    ``model`` as the log names it; ``usage`` None when the log reports none for it (Codex:
+    a turn aborted, or the log ending, before the token count was written; Copilot CLI).
+    Every assistant message of an agent log's transcript has exactly one request.
+    """
+
+    message: int
+    id: str
+    time: float | None = None
+    model: str = ""
+    usage: ReportedUsage | None = None
+
+
+@dataclass(frozen=True)
+class ToolCompaction:
+    """One compaction the agent itself made, read from its log (not simulated).
+
+    ``message`` is the transcript index where it happened: the first message recorded
+    after it (``len(transcript)`` when it was the last thing logged). ``trigger`` is
+    ``"auto"`` or ``"manual"`` when the log says, else ``""``. ``pre_tokens`` /
+    ``post_tokens`` are the context sizes the log reports around it, None where it reports
+    none (Claude Code: ``compactMetadata.preTokens``; Codex: the context of the last request
+    before it and the ``total_tokens`` of the token count written right after it).
+    ``summary`` is the summary text; ``continuation`` the messages the agent went on from
+    (Codex: ``replacement_history`` converted; Claude Code: the compact-summary user message).
+    """
+
+    message: int
+    time: float | None = None
+    trigger: str = ""
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    summary: str = ""
+    continuation: tuple[Message, ...] = ()
+
+
+class Transcript(list):
+    """A list of OpenAI-form message dicts, with the file it came from and its format.
+
+    Read from a coding agent's own session log (``agent`` set), it also carries what the
+    log says beyond the messages; for other formats these stay empty:
+
+    - ``requests``: one ``AgentRequest`` per API request (one per assistant message).
+    - ``compactions``: the agent's own compactions (``ToolCompaction``).
+    - ``skipped``: one-line notes of what was left unread and where (a truncated last
+      line, an unknown record type, a record of another agent's format).
+    - ``sidechains``: sub-agent threads (Claude Code ``isSidechain``), each a Transcript,
+      kept apart from the main thread rather than interleaved.
+
+    How a session with compactions is represented: the messages are the full recorded
+    trajectory, everything the agent sent and received in order, with the agent's
+    compaction summaries NOT mixed in as ordinary messages. They are in ``compactions``
+    (with the index where each happened). So a replay under any policy, NanoHermes's rule
+    included, replays the raw trajectory, and the agent's own compactions can be shown
+    beside it as events read from the log.
+    """
+
+    def __init__(self, messages: Iterable[Message] = (), path: str = "", format: str = "openai", *,
+                 agent: str = "", requests: Iterable[AgentRequest] = (),
+                 compactions: Iterable[ToolCompaction] = (), skipped: Iterable[str] = (),
+                 sidechains: Iterable["Transcript"] = ()) -> None:
         super().__init__(messages)
         self.path = path
         self.format = format
+        self.agent = agent
+        self.requests: tuple[AgentRequest, ...] = tuple(requests)
+        self.compactions: tuple[ToolCompaction, ...] = tuple(compactions)
+        self.skipped: tuple[str, ...] = tuple(skipped)
+        self.sidechains: tuple[Transcript, ...] = tuple(sidechains)
 
 
 class Bad(Exception):

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .agentlogs import iter_agent_log_paths, read_agent_document, read_agent_log
 from .anthropic import anthropic_system
 from .base import (
     Bad,
@@ -28,7 +29,7 @@ from .base import (
 from .langchain import from_langchain, is_langchain
 from .openai import openai_items
 from .openhands import from_openhands
-from .reading import load_data
+from .reading import check_start, load_data, read_regular_file
 from .swe_agent import from_mini_swe_agent, from_swe_agent, is_mini_swe_agent
 
 __all__ = ["load_transcript", "load_transcripts", "iter_transcript_paths", "FORMATS", "TRANSCRIPT_SUFFIXES"]
@@ -56,7 +57,16 @@ def load_transcript(path: PathLike) -> Transcript:
     """
     shown = os.fspath(path)
     try:
-        data, lines = load_data(Path(shown))
+        raw = read_regular_file(Path(shown))
+        check_start(raw)
+        agent_log = read_agent_log(raw, shown)
+        if agent_log is not None:
+            return agent_log
+        data, lines = load_data(Path(shown), raw)
+        del raw
+        agent_log = read_agent_document(data, shown) if lines is None else None
+        if agent_log is not None:
+            return agent_log
         fmt, messages = _convert(data, lines)
     except Bad as bad:
         # Built here, raised below: an error raised inside this block would keep the
@@ -71,12 +81,16 @@ def load_transcript(path: PathLike) -> Transcript:
 
 def iter_transcript_paths(folder_or_paths: PathLike | Iterable[PathLike]) -> Iterator[Path]:
     """Transcript files: a folder's ``*.json``/``*.jsonl``/``*.traj`` (sorted, no
-    ``manifest.json``, not recursive), or the given files in the given order."""
+    ``manifest.json``), then the coding-agent logs in its subfolders, found recursively
+    by their content (``~/.codex/sessions/YYYY/MM/DD/``; see ``agentlogs.discovery``);
+    or the given files in the given order."""
     sources = [folder_or_paths] if isinstance(folder_or_paths, (str, os.PathLike)) else folder_or_paths
     for source in sources:
         p = Path(source)
         if p.is_dir():
             yield from sorted(c for c in p.iterdir() if c.is_file() and _is_transcript_name(c.name))
+            for sub in sorted(c for c in p.iterdir() if c.is_dir() and not c.name.startswith(".")):
+                yield from iter_agent_log_paths(sub)
         else:
             yield p
 

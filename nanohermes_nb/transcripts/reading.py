@@ -99,9 +99,10 @@ class StrictDecoder(json.JSONDecoder):
 # ---------------------------------------------------------------- the file
 
 
-def load_data(path: Path) -> tuple[Any, list[int] | None]:
-    """Parse the file; for JSONL also the 1-based line number of each item."""
-    raw = read_regular_file(path)
+def load_data(path: Path, raw: bytes | None = None) -> tuple[Any, list[int] | None]:
+    """Parse the file (or its ``raw`` bytes, already read); for JSONL also the 1-based line number of each item."""
+    if raw is None:
+        raw = read_regular_file(path)
     check_start(raw)
     decoder = StrictDecoder()
     first = raw[_skip_ws(raw, 0)]

@@ -9,6 +9,11 @@ in a small footnote.
 Artists carry a ``gid`` so tests and callers can find them: ``size``,
 ``no_compaction``, ``budget``, ``compactions``, ``cumulative``, ``size_after``,
 ``cap`` and one per composition category.
+
+Chinese text (the article's titles, the Chinese session) is drawn with a CJK font
+when one is installed (``use_cjk_font``, run once at import): it is appended to
+matplotlib's font families as a per-glyph fallback, so Latin text keeps the
+default font and a machine without a CJK font draws exactly what it drew before.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Polygon, Rectangle
@@ -64,6 +70,28 @@ RATIO_METRICS = ("saving_share", "prefix_reuse_share", "retention")
 SIZE_METRICS = ("peak_request", "cumulative_input", "cumulative_input_no_compaction", "saving", "final_size",
                 "size", "size_before", "size_after")
 _THOUSANDS = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
+             "Microsoft YaHei", "PingFang SC", "SimHei")  # Debian's fonts-noto-cjk first
+
+
+def use_cjk_font() -> str | None:
+    """Add the first installed CJK font to matplotlib's font families as a fallback; return its name (or None).
+
+    Without it, every Chinese character in a figure renders as an empty box. matplotlib
+    falls back glyph by glyph along ``font.family``, so Latin text keeps the first family.
+    Idempotent.
+    """
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    name = next((n for n in CJK_FONTS if n in installed), None)
+    families = list(matplotlib.rcParams["font.family"])
+    if name and name not in families:
+        matplotlib.rcParams["font.family"] = [*families, name]
+    return name
+
+
+CJK_FONT = use_cjk_font()
 
 
 def plural(n: int, word: str) -> str:

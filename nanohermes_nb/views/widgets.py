@@ -51,6 +51,7 @@ from ..context.sizing import UNITS, Meter
 from ..context.summarizers import Summarizer
 from ..engine.ledger import Ledger, replay
 from ..engine.recorded import RecordedSession
+from ..policies import resolve_policy
 from .plots import plot_ledger, plural
 from .tables import compaction_frame, style_frame
 
@@ -119,8 +120,8 @@ def explore_budget(messages: Sequence[Mapping[str, Any]], *, budget: int = 120_0
     once per unit, which is what keeps a slider responsive.
     """
     session = RecordedSession.of(messages, meters)  # the shared meters measure each message once
-    ledger = replay(session, budget=budget, keep_recent=keep_recent, unit=unit, summary_role=summary_role,
-                    cut=cut, summarizer=summarizer, retention=retention)
+    policy = resolve_policy("nanohermes", keep_recent=keep_recent, summary_role=summary_role, cut=cut)
+    ledger = replay(session, budget=budget, unit=unit, summarizer=summarizer, retention=retention, policy=policy)
     settings = {"budget": budget, "keep_recent": keep_recent, "unit": unit, "summary_role": summary_role,
                 "cut": cut}
     return BudgetView(ledger, settings, totals_line(ledger))

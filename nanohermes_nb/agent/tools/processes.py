@@ -3,17 +3,24 @@
 Each command runs in a new session, so it leads its own process group, with stdin
 closed and its output read by a thread that keeps the first bytes and throws the
 rest away (a child writing 50 MB never blocks on a full pipe). When the command
-ends, or is ended, ``Job.end`` kills what it left running:
+ends, or is ended, ``Job.end`` kills what it left running. The job's processes are:
 
-1. the whole process group, while the finished shell is still unreaped (``waitid``
-   with ``WNOWAIT``), so its pid, which is the group id, cannot have been reused;
-2. every process, of this user, whose environment carries the job's own mark
-   (``NANOHERMES_JOB=<random id>``, inherited by every descendant): this reaches
-   children that left the group with ``setsid`` or a double fork.
+1. its process group and session, while the finished shell is still unreaped
+   (``waitid`` with ``WNOWAIT``), so its pid, the group id, cannot have been reused;
+2. every process whose environment carries the job's own mark
+   (``NANOHERMES_JOB=<random id>``, inherited by every descendant), of any user
+   when running as root (a child may change its uid): this reaches children that
+   left the group with ``setsid`` or a double fork;
+3. every descendant of those, by parent links.
 
-A process that both leaves the group and clears its environment (``env -i setsid``)
-escapes; these tools run commands with the caller's rights and are no sandbox (see
-``docs/safety.md``).
+``Job.end`` stops each one with SIGSTOP as it finds it and searches again until
+nothing new turns up and all have stopped (a stopped process can neither fork nor
+exit, so its children stay its children), then kills them all. A process that
+leaves the session, clears its environment and whose parent exits before the
+search (``env -i setsid`` from a process that ends at once) escapes; so does one
+started by another service (``systemd-run``, ``at``). cgroups would close that gap
+but are rarely delegated to an ordinary user. These tools run commands with the
+caller's rights and are no sandbox (see ``docs/safety.md``).
 """
 
 from __future__ import annotations
@@ -24,14 +31,18 @@ import subprocess
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...context.clamp import utf8_boundary
+from .cgroup import ENTER, JobCgroup
 
 __all__ = ["Job", "Drain", "MARK_VARIABLE"]
 
 MARK_VARIABLE = "NANOHERMES_JOB"
+USE_CGROUPS = True  # a cgroup per job where one can be made (see cgroup.py); else the /proc search
+FREEZE_SECONDS = 5.0  # the longest Job.end searches for processes that keep forking
 _CHUNK = 1 << 16
 _PROC = Path("/proc")
 
@@ -86,14 +97,45 @@ class Drain(threading.Thread):
         return kept.decode("utf-8", "replace"), cut
 
 
-def _stat_fields(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, start time in clock ticks) of a process, or None when it is gone."""
+@dataclass(frozen=True)
+class _Proc:
+    """What /proc/<pid>/stat says of one process."""
+
+    pid: int
+    state: str
+    ppid: int
+    group: int
+    session: int
+    started: int  # clock ticks after boot
+
+    @property
+    def live(self) -> bool:
+        return self.state not in ("Z", "X")
+
+
+def _stat(pid: int) -> _Proc | None:
+    """The stat line of a process, or None when it is gone (read with two system calls:
+    a scan of /proc reads hundreds of them while a job may be forking)."""
     try:
-        text = (_PROC / str(pid) / "stat").read_text()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-    fields = text.rsplit(")", 1)[1].split()
-    return fields[0], int(fields[2]), int(fields[19])
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = data.rsplit(b")", 1)[-1].split()
+    if len(fields) < 20:
+        return None
+    return _Proc(pid, fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
+
+
+def _stat_fields(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, start time in clock ticks) of a process, or None when it is gone."""
+    proc = _stat(pid)
+    return None if proc is None else (proc.state, proc.group, proc.started)
 
 
 def _carries(pid: int, needle: bytes) -> bool:
@@ -104,33 +146,75 @@ def _carries(pid: int, needle: bytes) -> bool:
     return environ.startswith(needle) or b"\0" + needle in environ
 
 
-def stragglers(leader: int, mark: str, since: int = 0) -> list[int]:
-    """Live processes in ``leader``'s group, or carrying ``mark``, other than the leader.
+def stragglers(leader: int, mark: str, since: int = 0, known: frozenset[int] = frozenset(),
+               on_found: Callable[[int], object] | None = None) -> list[int]:
+    """Live processes of the job led by ``leader``, other than the leader and this process.
 
-    Only processes started at or after ``since`` (clock ticks, as in /proc) can be
-    descendants, so only their environment is read.
+    One of them is: in the leader's group or session; carrying ``mark`` in its
+    environment (this reaches one that left with ``setsid`` or a double fork, of
+    whatever user: as root a child may change its uid); or a descendant of the
+    leader, of ``known`` or of another one found (this reaches one that cleared its
+    environment while its parent is still there, e.g. stopped by ``Job.end``).
+    Only processes started at or after ``since`` (clock ticks) can be descendants,
+    so only their environment is read. ``on_found`` is called on each one as soon as
+    it is found, so ``Job.end`` can stop it before it forks again.
     """
     if not _PROC.is_dir():
         return []
     needle = f"{MARK_VARIABLE}={mark}\0".encode()
-    me, uid, found = os.getpid(), os.getuid(), []
-    for entry in os.scandir(_PROC):
-        if not entry.name.isdigit() or int(entry.name) in (me, leader):
+    me, uid, root = os.getpid(), os.getuid(), os.geteuid() == 0
+    members, table = {leader, *known}, []
+    found: list[int] = []
+
+    def take(proc: _Proc) -> None:
+        members.add(proc.pid)
+        if proc.live and proc.pid != leader:
+            found.append(proc.pid)
+            if on_found is not None:
+                on_found(proc.pid)
+
+    for pid in _newest_first():
+        proc = _stat(pid) if pid != me else None
+        if proc is None or proc.started < since:
             continue
-        pid = int(entry.name)
-        fields = _stat_fields(pid)
-        if fields is None or fields[0] in ("Z", "X") or fields[2] < since:
-            continue
-        if fields[1] == leader:
-            found.append(pid)
-            continue
-        try:
-            mine = entry.stat().st_uid == uid
-        except OSError:
-            continue
-        if mine and _carries(pid, needle):
-            found.append(pid)
-    return found
+        table.append(proc)
+        if (proc.pid in members or proc.ppid in members or proc.group == leader or proc.session == leader
+                or (proc.live and (root or _owned_by(proc.pid, uid)) and _carries(proc.pid, needle))):
+            take(proc)
+    children: dict[int, list[_Proc]] = {}
+    for proc in table:
+        children.setdefault(proc.ppid, []).append(proc)
+    stack = list(members)
+    while stack:  # descendants listed before their parent (pids wrap around)
+        for child in children.get(stack.pop(), ()):
+            if child.pid not in members:
+                take(child)
+                stack.append(child.pid)
+    return sorted(set(found))
+
+
+def _newest_first() -> list[int]:
+    """The pids in /proc, most recently created first.
+
+    The listing is a snapshot and reading every stat line takes long on a busy machine
+    (0.25 s for 1,000 processes here): a process that forks and exits every 10 ms is
+    only ever caught near the top. Pids are handed out upwards and wrap around, so the
+    newest are those at or below the last one given, counting down, then the rest.
+    """
+    pids = [int(name) for name in os.listdir(_PROC) if name.isdigit()]
+    try:
+        last = int((_PROC / "sys" / "kernel" / "ns_last_pid").read_text())
+    except (OSError, ValueError):
+        last = max(pids, default=0)
+    pids.sort(reverse=True)
+    return [pid for pid in pids if pid <= last] + [pid for pid in pids if pid > last]
+
+
+def _owned_by(pid: int, uid: int) -> bool:
+    try:
+        return (_PROC / str(pid)).stat().st_uid == uid
+    except OSError:
+        return False
 
 
 class Job:
@@ -144,9 +228,17 @@ class Job:
     def __init__(self, command: str, cwd: Path, stdout_cap: int, stderr_cap: int | None) -> None:
         self.mark = uuid.uuid4().hex
         env = {**os.environ, MARK_VARIABLE: self.mark}
-        self.proc = subprocess.Popen(
-            command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if stderr_cap is None else subprocess.PIPE, start_new_session=True, env=env)
+        self.cgroup = JobCgroup.create(self.mark) if USE_CGROUPS else None
+        argv = ["/bin/sh", "-c", command] if self.cgroup is None else ["/bin/sh", "-c", ENTER, str(self.cgroup.path),
+                                                                       command]
+        try:
+            self.proc = subprocess.Popen(
+                argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if stderr_cap is None else subprocess.PIPE, start_new_session=True, env=env)
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove(0.0)
+            raise
         self.out = Drain(self.proc.stdout, stdout_cap)
         self.err = None if stderr_cap is None else Drain(self.proc.stderr, stderr_cap)
         for drain in self.drains:
@@ -185,30 +277,64 @@ class Job:
     def end(self) -> int:
         """Kill everything the command started, reap the shell; processes found besides it.
 
-        The processes are listed before the group is killed (a killed one may be gone
-        before a later look), then listed again while anything is still forking.
+        Every process of the job is stopped (SIGSTOP) as it is found, and the search is
+        repeated until it finds nothing new and every one found has stopped: a stopped
+        process can neither fork nor exit, so its children keep it as their parent and
+        are found in turn (a chain whose every generation ``setsid``s the next and exits
+        10 ms later escaped the old search). Then all are killed with the group.
         """
         with self._lock:
+            if self.cgroup is not None:
+                if self.cgroup.holds(self.proc.pid):
+                    return self._end_cgroup(self.cgroup)
+                self.cgroup.remove(0.0, kill=True)  # the shell could not move in: search /proc
             killed: set[int] = set()
-            found = stragglers(self.proc.pid, self.mark, self.since)
-            for _ in range(5):
+            give_up = time.monotonic() + FREEZE_SECONDS
+            while True:
+                stopped = self._freeze(killed, give_up)
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-                for pid in found:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                killed.update(found)
-                if not found:  # nothing besides the shell: nothing left that could fork
+                for pid in stopped:
+                    _signal(pid, signal.SIGKILL)
+                fresh = stopped - killed
+                killed |= stopped
+                # a process exiting can orphan a group holding stopped processes: the kernel
+                # then sends them SIGHUP and SIGCONT, and one may fork before its SIGKILL lands
+                if not fresh or time.monotonic() >= give_up:
                     break
-                time.sleep(0.01)
-                found = [p for p in stragglers(self.proc.pid, self.mark, self.since) if p not in killed or _alive(p)]
             self.proc.wait()
             self.killed_stragglers += len(killed)
             return len(killed)
+
+    def _end_cgroup(self, group: JobCgroup) -> int:
+        """Kill the job's cgroup, which nothing the command started can have left; reap the shell."""
+        others = [pid for pid in group.pids() if pid != self.proc.pid]
+        group.kill()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        group.remove(FREEZE_SECONDS, kill=True)
+        self.killed_stragglers += len(others)
+        return len(others)
+
+    def _freeze(self, known: set[int], give_up: float) -> set[int]:
+        """Stop the job's processes until a search, begun once every one found so far had
+        stopped, finds nothing new (a process stopped before the search began cannot have
+        forked one the search missed)."""
+        stopped: set[int] = set()
+        while time.monotonic() < give_up:
+            _wait_stopped(stopped, give_up)
+            found = stragglers(self.proc.pid, self.mark, self.since, frozenset(stopped | known),
+                               on_found=lambda pid: _signal(pid, signal.SIGSTOP))
+            new = [pid for pid in found if pid not in stopped]
+            if not new:
+                break
+            stopped.update(new)
+        return stopped
 
     def join(self, timeout: float) -> bool:
         """Wait for the output to reach its end; False if something still holds a pipe."""
@@ -226,6 +352,31 @@ class Job:
         return f"exited (code {code})"
 
 
-def _alive(pid: int) -> bool:
-    fields = _stat_fields(pid)
-    return fields is not None and fields[0] not in ("Z", "X")
+def _running(pid: int) -> bool:
+    """Alive and able to run user code: a SIGSTOP takes effect a moment after it is sent.
+
+    A process in uninterruptible sleep (D: a vfork parent whose child was stopped, a
+    disk wait) counts as stopped: its pending SIGSTOP stops it before it runs again.
+    """
+    proc = _stat(pid)
+    return proc is not None and proc.state in ("R", "S", "I", "W")
+
+
+def _wait_stopped(pids: set[int], give_up: float) -> None:
+    """Until none of ``pids`` runs (one a sibling sent SIGCONT is stopped again)."""
+    delay = 0.0005
+    while time.monotonic() < give_up:
+        running = [pid for pid in pids if _running(pid)]
+        if not running:
+            return
+        for pid in running:
+            _signal(pid, signal.SIGSTOP)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -9,6 +9,7 @@ arguments (a JSON string or a mapping) into a dict that fits its schema, or a
 from __future__ import annotations
 
 import json
+import reprlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -110,6 +111,16 @@ TOOL_NAMES: tuple[str, ...] = tuple(s.name for s in TOOL_SPECS)
 _SPEC_BY_NAME = {s.name: s for s in TOOL_SPECS}
 
 
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = 80
+_BRIEF.maxlevel = 3
+
+
+def _brief(value: Any) -> str:
+    """A short repr for an error message: a list nested 5,000 deep or a 1 MB string stays short."""
+    return _BRIEF.repr(value)
+
+
 def check_args(name: str, args: Any) -> dict[str, Any]:
     """The call's arguments as a dict, checked against the tool's schema."""
     if isinstance(args, str):
@@ -117,6 +128,10 @@ def check_args(name: str, args: Any) -> dict[str, Any]:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as e:
             raise ToolError(f"{name}: arguments are not valid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:  # the decoder recurses per level: 5,000 nested arrays
+            raise ToolError(f"{name}: arguments are nested too deeply to read") from None
+        except ValueError as e:  # e.g. an integer of more than 4,300 digits
+            raise ToolError(f"{name}: arguments hold a number too long to read ({str(e).split(':')[0]})") from None
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
@@ -125,7 +140,7 @@ def check_args(name: str, args: Any) -> dict[str, Any]:
     props = schema["properties"]
     unknown = sorted(k for k in args if k not in props)
     if unknown:
-        raise ToolError(f"{name}: unknown argument {unknown[0]!r} (expected {', '.join(props)})")
+        raise ToolError(f"{name}: unknown argument {_brief(unknown[0])} (expected {', '.join(props)})")
     for key in schema["required"]:
         if key not in args or args[key] is None:
             raise ToolError(f"{name}: missing required argument {key!r}")
@@ -140,8 +155,8 @@ def check_args(name: str, args: Any) -> dict[str, Any]:
             else:
                 raise ToolError(f"{name}: argument {key!r} must be a string, got {type(value).__name__}")
         if kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ToolError(f"{name}: argument {key!r} must be an integer, got {value!r}")
+            raise ToolError(f"{name}: argument {key!r} must be an integer, got {_brief(value)}")
         if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ToolError(f"{name}: argument {key!r} must be a number, got {value!r}")
+            raise ToolError(f"{name}: argument {key!r} must be a number, got {_brief(value)}")
         out[key] = value
     return out

@@ -40,7 +40,7 @@ from .specs import (
     tool_specs,
 )
 from .specs import check_args as _check_args
-from .web import WebError, check_url, html_to_text, web_text
+from .web import ParseDeadline, WebError, check_url, html_to_text, web_text
 
 __all__ = [
     "Tools",
@@ -58,6 +58,10 @@ ELLIPSIS = "\u2026"
 DEFAULT_WEB_TIMEOUT = 30.0  # seconds, the whole of one web_fetch (connect, redirects, body)
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a file binary
 _SKIP_DIRS = frozenset({".git"})
+try:
+    _PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
+except (OSError, ValueError, AttributeError):
+    _PATH_MAX = 4096
 
 
 # --------------------------------------------------------------------------- helpers
@@ -89,6 +93,10 @@ def _split_lines(text: str) -> list[str]:
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # RE2 would print each refused pattern on stderr
+# grep and glob only ask whether a line matches: without capture groups RE2 never tracks
+# them (a 20 KB pattern of nested groups took 1.5 GB and 14 s per few lines with them)
+_RE2_OPTIONS.never_capture = True
+_SHOWN_CHARS = 200  # of a pattern or path quoted back in an error
 _RE2_LIMITS = "RE2 runs in linear time, like Rust's regex: no backreferences, no look-around"
 
 
@@ -100,9 +108,16 @@ def _re2_compile(pattern: str, what: str) -> Any:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        raise ToolError(f"invalid {what} {pattern!r}: {detail} ({_RE2_LIMITS})") from None
+        raise ToolError(f"invalid {what} {_shown(pattern)}: {detail} ({_RE2_LIMITS})") from None
     except (TypeError, UnicodeError) as exc:
-        raise ToolError(f"invalid {what} {pattern!r}: {exc}") from None
+        raise ToolError(f"invalid {what} {_shown(pattern)}: {exc}") from None
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for an error message, its first ``_SHOWN_CHARS`` characters only."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:_SHOWN_CHARS]!r}{ELLIPSIS} ({len(text)} characters)"
 
 
 def _glob_regex(pattern: str) -> Any:
@@ -111,6 +126,7 @@ def _glob_regex(pattern: str) -> Any:
     Compiled with RE2: a pattern such as ``*a*a*a*a*b`` over a long name costs linear time.
     """
     out, i, n = [], 0, len(pattern)
+    last_close = pattern.rfind("]")  # a [ after it opens no class: no search for its ] (20,000 [ were quadratic)
     while i < n:
         c = pattern[i]
         if pattern.startswith("**/", i):
@@ -131,9 +147,8 @@ def _glob_regex(pattern: str) -> Any:
                 j += 1
             if j < n and pattern[j] == "]":
                 j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
+            j = pattern.find("]", j) if j <= last_close else -1
+            if j < 0:
                 out.append(re2.escape(c))
                 i += 1
                 continue
@@ -147,6 +162,14 @@ def _glob_regex(pattern: str) -> Any:
             out.append(re2.escape(c))
             i += 1
     return _re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """A directory, or a link to one (as ``os.walk`` counts them: listed, not entered)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------- tasks
@@ -271,12 +294,18 @@ class Tools:
         if not raw.strip():
             raise ToolError(f"{what} is empty")
         if "\x00" in raw:
-            raise ToolError(f"{what} {raw!r} contains a NUL byte")
+            raise ToolError(f"{what} {_shown(raw)} contains a NUL byte")
         if os.path.isabs(raw) or raw.startswith("~"):
-            raise ToolError(f"{what} {raw!r} is absolute; use a path relative to the workspace")
-        real = (self.root / raw).resolve()
+            raise ToolError(f"{what} {_shown(raw)} is absolute; use a path relative to the workspace")
+        joined = os.path.join(self.root, raw)
+        if len(os.fsencode(joined)) > _PATH_MAX:  # resolving 300,000 parts took 10 s, then ENAMETOOLONG
+            raise ToolError(f"{what} {_shown(raw)} is longer than this system's paths can be ({_PATH_MAX} bytes)")
+        try:
+            real = Path(joined).resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of links (Python 3.11)
+            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
         if not real.is_relative_to(self.root):
-            raise ToolError(f"{what} {raw!r} leaves the workspace")
+            raise ToolError(f"{what} {_shown(raw)} leaves the workspace")
         return real
 
     def _inside(self, path: Path) -> bool:
@@ -289,16 +318,28 @@ class Tools:
         """Files under ``start`` as (relative path, path), sorted by relative path.
 
         .git is skipped, linked folders are not entered, and links leading out of
-        the workspace are dropped.
+        the workspace are dropped. The walk keeps its own stack (``os.walk`` recurses
+        in Python 3.11: one folder 1,100 levels deep raised ``RecursionError``) and
+        skips a folder it cannot list.
         """
         if start.is_file():
             return [(self._rel(start), start)]
         found: list[tuple[str, Path]] = []
-        for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-            for name in filenames:
-                path = Path(dirpath) / name
-                if path.is_symlink() and not self._inside(path):
+        stack = [str(start)]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as entries:
+                    listed = list(entries)
+            except OSError:
+                continue
+            for entry in listed:
+                if _is_folder(entry):
+                    if entry.name not in _SKIP_DIRS and not entry.is_symlink():
+                        stack.append(entry.path)
+                    continue
+                path = Path(entry.path)
+                if entry.is_symlink() and not self._inside(path):
                     continue
                 found.append((self._rel(path), path))
         found.sort()
@@ -373,7 +414,7 @@ class Tools:
                 if len(line) > b.grep_max_line_chars:
                     line = line[:b.grep_max_line_chars] + ELLIPSIS
                 rows.append(f"{rel}:{number}: {line}")
-        return "\n".join(rows) if rows else f"no matches for {pattern!r}"
+        return "\n".join(rows) if rows else f"no matches for {_shown(pattern)}"
 
     # ---- glob
 
@@ -383,9 +424,9 @@ class Tools:
         if not pattern.strip():
             raise ToolError("pattern is empty")
         if os.path.isabs(pattern) or pattern.startswith("~"):
-            raise ToolError(f"pattern {pattern!r} is absolute; use one relative to the workspace")
+            raise ToolError(f"pattern {_shown(pattern)} is absolute; use one relative to the workspace")
         if ".." in pattern.replace("\\", "/").split("/"):
-            raise ToolError(f"pattern {pattern!r} leaves the workspace")
+            raise ToolError(f"pattern {_shown(pattern)} leaves the workspace")
         while pattern.startswith("./"):
             pattern = pattern[2:]
         rx = _glob_regex(pattern)
@@ -396,7 +437,7 @@ class Tools:
             if len(found) == b.glob_max_paths:
                 return _note("\n".join(found), f"{ELLIPSIS} capped at {b.glob_max_paths} files")
             found.append(rel)
-        return "\n".join(found) if found else f"no files match {pattern!r}"
+        return "\n".join(found) if found else f"no files match {_shown(pattern)}"
 
     # ---- run_command
 
@@ -462,7 +503,8 @@ class Tools:
     def web_fetch(self, url: str, max_chars: int | None = None) -> str:
         """Readable text of an http(s) URL; body read up to the cap, text cut to ``max_chars``.
 
-        One fetch takes at most ``web_timeout`` seconds in all; the body is decoded
+        One fetch takes at most ``web_timeout`` seconds in all, turning the page into
+        text included; the body is decoded
         (gzip, deflate) while streaming and read only up to ``web_max_response_bytes``
         decoded bytes; at most 5 redirects, to http(s) only.
         """
@@ -475,9 +517,14 @@ class Tools:
         except WebError as e:
             raise ToolError(str(e)) from None
         cap = b.web_max_response_bytes
+        deadline = time.monotonic() + self.web_timeout  # one for the request and the text alike
         reply = self._fetch(url, cap)
         data = reply.body[:utf8_boundary(reply.body, cap)] if reply.truncated else reply.body
-        text = web_text(data, reply.content_type, reply.charset)
+        try:
+            text = web_text(data, reply.content_type, reply.charset, deadline)
+        except ParseDeadline:
+            raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s, "
+                            "while turning the page into text)") from None
         if len(text) > chars:
             text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
         if reply.truncated:
