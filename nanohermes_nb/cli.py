@@ -361,7 +361,7 @@ def _load(path: str):
 
     transcript = load_transcript(path)
     if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
-        print(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}", file=sys.stderr)
+        _err(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}")
     return transcript
 
 
