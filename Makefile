@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test test-fast lint lab figure bench clean
+.PHONY: course test test-fast lint lab figure bench clean ccusage
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,5 +65,16 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_langchain.py
 	$(PY) bench/bench_peer_openhands.py
 
+# ccusage (npm, pinned in tools/ccusage/package.json) for the parity tests of the reported usage against
+# what ccusage counts; installed into .tools/npm (git-ignored). Without npm it says so and the tests skip.
+CCUSAGE_STAMP := .tools/npm/.installed
+ccusage: $(CCUSAGE_STAMP)
+$(CCUSAGE_STAMP): tools/ccusage/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+	    mkdir -p .tools/npm && cp tools/ccusage/package.json .tools/npm/package.json && \
+	    npm install --prefix .tools/npm --no-audit --no-fund --loglevel=error --no-package-lock >/dev/null && \
+	    touch $(CCUSAGE_STAMP); \
+	else echo "ccusage: npm not found; the ccusage parity tests will be skipped"; fi
+
 clean:
-	rm -rf build $(VENV) nanohermes-nb
+	rm -rf build $(VENV) nanohermes-nb .tools

@@ -385,7 +385,13 @@ def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = No
     """
     chosen = Settings.of(settings, "replay", **changes)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    return Replay(session, chosen).ledger()
+    ledger = Replay(session, chosen).ledger()
+    # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
+    if isinstance(getattr(messages, "requests", None), tuple) and messages.requests:
+        from .bill import with_bill
+
+        ledger = with_bill(ledger, messages)
+    return ledger
 
 
 def reference_replay(
