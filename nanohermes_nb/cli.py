@@ -358,10 +358,12 @@ def _pricing(name: str | None):
 
 def _load(path: str):
     from .transcripts import load_transcript
+    from .transcripts.base import one_line, printable
 
     transcript = load_transcript(path)
     if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
-        print(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}", file=sys.stderr)
+        print(printable(one_line(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}")),
+              file=sys.stderr)
     return transcript
 
 
@@ -430,6 +432,8 @@ def _cmd_ledger(args) -> int:
     columns = names if args.wide else list(BY_TURN_COLUMNS if args.by_turn else LEDGER_COLUMNS)
     if pricing is not None and not args.wide and not args.by_turn:
         columns += ["cached_tokens", "cost_usd"]
+    if "usage_cost_usd" in names and not args.wide and not args.by_turn:  # issue 24: the log's bill
+        columns += ["usage_prompt_tokens", "usage_cached_tokens", "usage_cost_usd"]
     lines, hidden = text_table(records, columns, width=width, shrink="action")
     more = len(names) - len(columns) + len(hidden)
     if args.by_turn:
@@ -443,6 +447,10 @@ def _cmd_ledger(args) -> int:
     _say(_comment(legend, width))
     _say(lines)
     _say(_totals_lines(ledger))
+    if "usage_cost_usd" in ledger.rows:  # issue 24: the reported totals beside the estimate
+        from .engine.bill import bill_lines
+
+        _say([line for text in bill_lines(messages) for line in _comment(text)])
     _say(_comment(ledger.caveat))
     return EXIT_OK
 

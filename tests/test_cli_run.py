@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -109,3 +110,74 @@ def test_a_bad_key_in_the_environment_is_refused_without_showing_it(workspace, t
     p = run("task", "--workspace", workspace, "-o", tmp_path / "s.json", "--base-url", "http://127.0.0.1:9",
             env_extra={"NANOHERMES_LLM_API_KEY": "sk-has a space"})
     assert p.returncode == 2 and "sk-has" not in p.stderr and "space" in p.stderr
+
+
+# ---------------------------------------------------------------- the session is never lost (issue 26)
+
+
+@pytest.mark.parametrize("answer", [Raw(503, "busy", {"Retry-After": "\u00b2"}),  # "²".isdigit(), float() fails
+                                    Raw(307, "", {"Location": "javascript:alert(1)"})],  # httpx.InvalidURL
+                         ids=["retry-after-superscript", "redirect-to-javascript"])
+def test_a_reply_the_client_chokes_on_stops_the_run_and_keeps_the_session(workspace, tmp_path, capsys, answer):
+    out = tmp_path / "s.json"
+    with ChatServer([tool_message("Reading.", ("read_file", {"path": "notes.txt"})), answer], repeat=True) as server:
+        code = main(["run", "Read it.", "--workspace", str(workspace), "-o", str(out), "--base-url", server.url,
+                     "--summarizer", "extractive", "--timeout", "5"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("nanohermes-nb: run stopped: request 2 failed: ") and err.count("\n") == 1
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert [m["role"] for m in data["messages"]] == ["system", "user", "assistant", "tool"]
+    assert data["nanohermes_run"]["error"].startswith("request 2 failed")
+
+
+class _BrokenModel:
+    """A model class with a bug (not a transport failure): the agent must still keep the session."""
+
+    def complete(self, messages, tools=None):
+        raise RuntimeError("a bug in a model class")
+
+
+def test_whatever_a_model_raises_the_run_returns_with_error(workspace):
+    from nanohermes_nb.agent.loop import Agent
+
+    with Agent(workspace, _BrokenModel()) as agent:
+        result = agent.run("task")
+    assert result.error == "request 1 failed: RuntimeError: a bug in a model class"
+    assert [m["role"] for m in result.messages] == ["system", "user"]
+
+
+def _session_run(workspace, out, url) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NANOHERMES_LLM_") and "proxy" not in k.lower()}
+    return subprocess.Popen([sys.executable, "-m", "nanohermes_nb", "run", "Read everything.", "--workspace",
+                             str(workspace), "-o", str(out), "--base-url", url, "--summarizer", "extractive",
+                             "--budget", "100000000", "--max-requests", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_sigint_just_as_the_session_file_appears_keeps_the_session(workspace, tmp_path):
+    """Before: Ctrl-C while the temporary file was being written deleted it, and no session was left (3 of 3)."""
+    (workspace / "big.txt").write_text("".join(f"line {k}: " + "text " * 30 + "\n" for k in range(4000)))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "session.json"
+    caught = 0
+    with ChatServer([tool_message("Again.", ("read_file", {"path": "big.txt"}))], repeat=True) as server:
+        for _ in range(5):
+            out.unlink(missing_ok=True)
+            proc = _session_run(workspace, out, server.url)
+            while proc.poll() is None:
+                if any(n.startswith(".session.json.") for n in os.listdir(folder)):
+                    proc.send_signal(signal.SIGINT)
+                    caught += 1
+                    break
+            _, err = proc.communicate(timeout=120)
+            if caught:
+                break
+    assert caught, "the temporary file was never seen"
+    assert out.exists(), f"the session is lost: {os.listdir(folder)}, {err[-200:]!r}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == f"nanohermes-nb: interrupted; the session so far is in {out}"
+    assert len([m for m in data["messages"] if m["role"] == "assistant"]) == 30
+    assert not [n for n in os.listdir(folder) if n != "session.json"]

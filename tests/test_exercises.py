@@ -1,5 +1,7 @@
 """The exercise layout: enforced on every notebook; checks never reveal; the build proves every check."""
 
+from pathlib import Path
+
 import nbformat
 import pytest
 from conftest import ROOT
@@ -114,7 +116,7 @@ def test_for_build_inserts_solution_and_recheck_and_the_input_is_unchanged():
 def test_the_build_passes_a_right_solution_and_fails_a_wrong_one(tmp_path, body, ok):
     path = tmp_path / "99_demo.ipynb"
     nbformat.write(_notebook(body), path)
-    run = execute_notebook(path, tmp_path / "out", timeout=60, html=False)
+    run = execute_notebook(path, tmp_path / "out", timeout=60)
     assert run.ok is ok, run.problem
     executed = nbformat.read(run.ipynb, as_version=4)
     assert not any(ex.INJECTED in c.metadata.get("tags", []) for c in executed.cells)
@@ -124,3 +126,14 @@ def test_the_build_passes_a_right_solution_and_fails_a_wrong_one(tmp_path, body,
         assert "passed on the solution: 99.1" in executed.cells[-1].outputs[0]["text"]
     else:
         assert "x=3" in (run.error or "") or "99.1" in (run.error or "")
+
+
+@pytest.mark.slow
+def test_no_traceback_and_readable_pages_in_the_built_course(built_course):
+    """No built output shows a traceback (07's test server once printed one), and every built file is 0644."""
+    out, runs = built_course
+    for run in runs.values():
+        text = Path(run.ipynb).read_text(encoding="utf-8")
+        assert "Traceback (most recent call last)" not in text, f"{run.name}: a traceback in the built output"
+    for path in [*out.glob("*.html"), *out.glob("*.ipynb")]:
+        assert path.stat().st_mode & 0o777 == 0o644, f"{path.name}: mode {path.stat().st_mode & 0o777:o}"

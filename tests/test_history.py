@@ -89,3 +89,70 @@ def test_incremental_checker_matches_one_shot():
         for k, m in enumerate(msgs):
             c.feed(m)
             assert c.problem_count() == len(check_history(msgs[: k + 1], profile))
+
+
+# ---------------------------------------------------------------- issue 26: duplicate ids, many calls
+
+
+def test_anthropic_refuses_two_calls_with_one_id_in_one_message():
+    msgs = [SYSTEM, user(), assistant("", ["t1", "t1", "t2", "t2"]), tool("t1"), tool("t1"), tool("t2"), tool("t2"),
+            assistant("done")]
+    assert codes(msgs, "anthropic") == [(2, "duplicate_call_id")]
+    p = check_history(msgs, "anthropic")[0]
+    assert p.reason == "two tool calls of one message share an id ('t1', 't2')"
+    assert "`tool_use` ids must be unique" in p.api_error
+    assert check_history(msgs, "openai") == [] and check_history(msgs, "gemini") == []  # paired by position
+    across = [SYSTEM, user(), assistant("", ["t1"]), tool("t1"), assistant("", ["t1"]), tool("t1"), assistant("ok")]
+    assert check_history(across, "anthropic") == []  # reused across messages: not this rule
+
+
+def test_answers_in_any_order_pair_by_first_match():
+    ids = [f"c{k}" for k in range(300)]
+    shuffled = ids[::7] + [i for k, i in enumerate(ids) if k % 7]
+    msgs = [SYSTEM, user(), assistant("", ids), *(tool(i) for i in shuffled), assistant("done")]
+    for profile in ("openai", "anthropic", "gemini"):
+        assert check_history(msgs, profile) == []
+    missing = [SYSTEM, user(), assistant("", ids), *(tool(i) for i in shuffled[:-2]), user("next")]
+    p = check_history(missing)
+    assert [(x.index, x.code) for x in p] == [(2, "unanswered_call")]
+    assert p[0].reason == f"tool call(s) {shuffled[-2]!r}, {shuffled[-1]!r} never answered before message 301"
+
+
+def test_states_agree_exactly_when_the_pending_calls_agree():
+    """Two checkers with the same calls answered (in any order) are in the same state, others are not."""
+    def state(answers, ids=("a", "b", "c", "d")):
+        c = HistoryChecker("openai")
+        for m in [SYSTEM, user(), assistant("", list(ids)), *(tool(i) for i in answers)]:
+            c.feed(m)
+        return c.state()
+
+    assert state(["a", "b"]) == state(["a", "b"]) and state(["c", "a"]) == state(["a", "c"])
+    assert state(["a"]) != state(["b"]) and state(["a", "b"]) != state(["a", "c"]) and state([]) != state(["a"])
+    assert state(["a", "b", "c", "d"]) == state(["d", "c", "b", "a"]) == state([], ids=())
+    assert state(["a"], ids=("a", "b")) != state(["a"], ids=("a", "c"))
+
+
+def test_a_message_of_many_calls_costs_linear_memory():
+    """The states the replay keeps for every message (``_Baseline``): a copy of the pending ids each
+    made 20,000 calls cost 4.9 GB; now each state is a few fields whatever the number of calls."""
+    import tracemalloc
+
+    def kept_bytes(n: int) -> int:
+        ids = [f"call_{k:06d}" for k in range(n)]
+        msgs = [SYSTEM, user(), assistant("", ids), *(tool(i) for i in ids), assistant("done")]
+        tracemalloc.start()
+        c = HistoryChecker("anthropic")
+        states = []
+        for m in msgs:
+            c.feed(m)
+            states.append(c.state())
+        size = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert c.problems() == []
+        return size
+
+    small, large = kept_bytes(2_000), kept_bytes(8_000)
+    assert large < 5 * small  # linear (4x the calls); a copy per message would be 16x
+    unanswered = [SYSTEM, user(), assistant("", [f"c{k}" for k in range(20_000)])]
+    reason = check_history(unanswered)[0].reason
+    assert len(reason) < 200 and reason.endswith("and 19,990 more never answered before the end")

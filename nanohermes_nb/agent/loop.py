@@ -447,6 +447,9 @@ class Agent:
         try:
             reply = self.model.complete(sent, tools=self.specs)
             message = _assistant_message(reply.message, request)
+            compat = getattr(self.model, "compat", None)
+            if compat is not None:  # recorded as it will be sent (e.g. content "" for llama.cpp)
+                message = compat.record(message)
         except Exception as exc:  # TransportError, ModelError, and whatever a client lets escape: never lost
             text = str(exc) if isinstance(exc, TransportError) else f"{type(exc).__name__}: {exc}"
             self.calls.append(ModelCall(request, "agent", time.perf_counter() - started, None, text))
@@ -513,7 +516,8 @@ class Agent:
 
     def result(self, error: str | None = None) -> AgentResult:
         """The session so far as a result (its ledger is built when first asked for)."""
-        summarizer = self.summarizer.recorded() if isinstance(self.summarizer, ModelSummarizer) else self.summarizer
+        recorded = getattr(self.summarizer, "recorded", None)  # the answers received, replayed offline
+        summarizer = recorded() if callable(recorded) else self.summarizer
         return AgentResult(list(self.messages), error, tuple(self.events), tuple(self.usage), tuple(self.calls),
                            {"budget": self.budget, "policy": self.policy, "unit": self.unit}, summarizer,
                            repr(self.model), self.meters)

@@ -7,7 +7,8 @@ schemas the agent advertises; a request without tools is the compaction's
 summary request (SPEC 4).
 
 - ``OpenAICompatibleModel``: ``POST {base_url}/chat/completions`` with ``model``,
-  ``messages`` and ``tools``, over ``transport.ChatClient`` (the summarizer's
+  ``messages``, ``tools`` and ``tool_choice`` (``Compat``: what differs between the
+  servers people run, each a named behaviour), over ``transport.ChatClient`` (the summarizer's
   transport: one total deadline per request, a bounded reply, the API key checked
   when the model is built and scrubbed from every error and every reply, 429/503
   retried a bounded number of times honouring ``Retry-After``). Configured from
@@ -27,6 +28,7 @@ each with a one-line reason that never contains the key.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -34,8 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..context.chunked import SummaryCost, WindowExceeded, fit_summary, window_exceeded
 from ..context.summarizers import ExtractiveSummarizer, SummarizerError, summary_prompt
-from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, TransportError
+from .transport import DEFAULT_MAX_REPLY_BYTES, APIKeyError, ChatClient, HTTPStatusError, TransportError
 
 ENV_BASE_URL = "NANOHERMES_LLM_BASE_URL"
 ENV_API_KEY = "NANOHERMES_LLM_API_KEY"
@@ -72,6 +75,14 @@ class OpenAICompatibleSummarizer:
     and scrubbed from every failure reason and from the summary itself, even when a
     server echoes it. ``max_tries=1`` (default) is SPEC 4's single request; a larger
     value retries 429/503 honouring ``Retry-After``.
+
+    ``context_window`` (tokens; None by default, the article's one request whatever
+    the excerpt's length) is the named option that fits the excerpt to a small
+    model's window: each request carries at most ``context_window - reply_tokens``
+    tokens (``max_tokens`` asks for at most ``reply_tokens`` back), a longer excerpt
+    is summarized in chunks and then the chunks' summaries (``context.chunked.fit_summary``).
+    ``last_cost`` says what the last summary cost (requests, tokens, seconds); a
+    replay's ledger counts those requests and tokens.
     """
 
     def __init__(
@@ -87,6 +98,9 @@ class OpenAICompatibleSummarizer:
         max_tries: int = 1,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         refuse_private_addresses: bool = False,
+        context_window: int | None = None,
+        reply_tokens: int = 512,
+        bytes_per_token: float = 3.0,
     ) -> None:
         if not base_url:
             raise ValueError("OpenAICompatibleSummarizer needs a base_url")
@@ -103,6 +117,15 @@ class OpenAICompatibleSummarizer:
         self.max_words = max_words
         self.calls = 0
         self.failures: list[str] = []
+        if context_window is not None and (isinstance(context_window, bool) or not isinstance(context_window, int)
+                                           or context_window <= reply_tokens + 64):
+            raise ValueError(f"context_window must be an integer of tokens above reply_tokens + 64 "
+                             f"({reply_tokens + 64}), got {context_window!r}")
+        self.context_window = context_window
+        self.reply_tokens = reply_tokens
+        self.bytes_per_token = bytes_per_token
+        self.last_cost: SummaryCost | None = None
+        self.answers: dict[str, tuple[str | None, SummaryCost | None]] = {}
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> "OpenAICompatibleSummarizer | None":
@@ -114,16 +137,17 @@ class OpenAICompatibleSummarizer:
         key = "set" if self._client.has_key else "none"
         return (
             f"OpenAICompatibleSummarizer(base_url={self._scrub(self.base_url)!r}, model={self.model!r}, "
-            f"temperature={self.temperature}, timeout={self.timeout}, api_key=<{key}>)"
+            f"temperature={self.temperature}, timeout={self.timeout}, api_key=<{key}>"
+            + (f", context_window={self.context_window}" if self.context_window else "") + ")"
         )
 
     @property
     def endpoint(self) -> str:
         return self._client.endpoint
 
-    def request_body(self, excerpt: str) -> dict[str, Any]:
-        """The exact JSON sent: two messages, no tools, not streamed."""
-        return {
+    def request_body(self, excerpt: str, max_tokens: int | None = None) -> dict[str, Any]:
+        """The exact JSON sent: two messages, no tools, not streamed (``max_tokens`` only when fitting)."""
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": summary_prompt(self.max_words)},
@@ -132,14 +156,24 @@ class OpenAICompatibleSummarizer:
             "temperature": self.temperature,
             "stream": False,
         }
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        return body
 
     def _scrub(self, text: str) -> str:
         return self._client.scrub(text)
 
     def _post(self, excerpt: str) -> str:
+        return self._ask(excerpt, None)[0]
+
+    def _ask(self, excerpt: str, max_tokens: int | None) -> tuple[str, int | None, int | None]:
+        """One request: the summary and the server's prompt and completion token counts (None: not reported)."""
         try:
-            data = self._client.post(self.request_body(excerpt))
+            data = self._client.post(self.request_body(excerpt, max_tokens))
         except TransportError as exc:
+            over = window_exceeded(str(exc)) if exc.status == 400 or exc.status == 413 else None
+            if over is not None and max_tokens is not None:
+                raise over from None
             raise SummarizerError(str(exc)) from None
         try:
             content = data["choices"][0]["message"]["content"]
@@ -154,20 +188,59 @@ class OpenAICompatibleSummarizer:
         text = content.strip()
         if not text:
             raise SummarizerError(f"empty reply from {self.endpoint}")
-        return text
+        usage = data.get("usage") if isinstance(data, Mapping) else None
+        usage = usage if isinstance(usage, Mapping) else {}
+        return text, _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens"))
 
     def __call__(self, excerpt: str) -> str:
         """The trimmed summary; raises ``SummarizerError`` (reason recorded) on any failure."""
         self.calls += 1
+        self.last_cost = None
         try:
-            return self._post(excerpt)
+            if self.context_window is None:
+                text = self._post(excerpt)
+            else:
+                text, self.last_cost = self._fit(excerpt)
         except SummarizerError as exc:
             self.failures.append(str(exc))
+            self.answers[excerpt] = (None, self.last_cost)
             raise
+        self.answers[excerpt] = (text, self.last_cost)
+        return text
 
+    def _fit(self, excerpt: str) -> tuple[str, SummaryCost]:
+        try:
+            return fit_summary(excerpt, self._ask, window=self.context_window or 0,
+                               prompt=summary_prompt(self.max_words), reply_tokens=self.reply_tokens,
+                               bytes_per_token=self.bytes_per_token)
+        except WindowExceeded as exc:
+            self.last_cost = getattr(exc, "cost", None)
+            raise SummarizerError(str(exc)) from None
+        except (SummarizerError, ValueError) as exc:
+            self.last_cost = getattr(exc, "cost", None)
+            raise SummarizerError(str(exc)) from None
+
+    def recorded(self) -> Any:
+        """The summaries made so far, replayed offline with their cost (a ``CachedSummarizer`` in memory)."""
+        from ..context.cached import CachedSummarizer
+
+        cache = CachedSummarizer(None, meta={"model": self.model, "prompt": summary_prompt(self.max_words)})
+        for excerpt, (text, cost) in self.answers.items():
+            if text is not None:
+                cache.record(excerpt, text, cost)
+        return cache
+
+
+def _tokens(value: Any) -> int | None:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 __all__ = [
+    "Compat",
+    "OPENAI_COMPAT",
+    "LLAMA_CPP_COMPAT",
     "OpenAICompatibleSummarizer",
     "ENV_BASE_URL",
     "ENV_API_KEY",
@@ -219,7 +292,40 @@ class Usage:
 
 
 def _count(value: Any) -> int | None:
+    if isinstance(value, float) and value.is_integer():  # some servers send 12.0
+        value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Compat:
+    """How the requests are shaped for a given server; each field is one named, tested behaviour.
+
+    ``tool_choice`` ("auto"): sent with every request that advertises tools. It is what
+    OpenAI's API assumes when tools are given, made explicit, because llama-cpp-python's
+    ``chatml-function-calling`` format ignores ``tools`` without it (the model never calls
+    one). None: not sent.
+
+    ``empty_tool_call_content`` (off): an assistant reply that only calls tools comes back
+    with ``content: null``; on, the session records it, and so sends it, with content
+    ``""``, because llama-cpp-python's request schema rejects the null its own reply
+    carried (HTTP 500, "Input should be a valid string"). The change is made when the
+    reply is recorded, so the ledger holds exactly what was sent and its replay equals the
+    live ledger. ``OpenAICompatibleModel.detect_compat()`` finds out which one a server needs.
+    """
+
+    tool_choice: str | None = "auto"
+    empty_tool_call_content: bool = False
+
+    def record(self, message: Message) -> Message:
+        """The assistant message as it will be sent from now on (a new dict when changed)."""
+        if self.empty_tool_call_content and message.get("content") is None and message.get("tool_calls"):
+            return {**message, "content": ""}
+        return message
+
+
+OPENAI_COMPAT = Compat()
+LLAMA_CPP_COMPAT = Compat(tool_choice="auto", empty_tool_call_content=True)
 
 
 @dataclass(frozen=True)
@@ -246,15 +352,20 @@ class OpenAICompatibleModel:
     ``temperature`` when one is given; the agent's requests leave it to the
     server, the summary request asks for 0) and returns the first choice's
     message. ``max_tries`` (3) bounds the retries of 429 and 503, each after
-    ``Retry-After`` seconds (at most ``max_retry_wait``).
+    ``Retry-After`` seconds (at most ``max_retry_wait``). ``compat`` (``Compat()``:
+    ``tool_choice: "auto"`` with tools, null content kept) shapes requests for the
+    server; ``LLAMA_CPP_COMPAT`` is llama-cpp-python's.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, model: str = "gpt-4o-mini", *,
                  timeout: float = DEFAULT_MODEL_TIMEOUT, max_tries: int = 3, max_retry_wait: float = 10.0,
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, refuse_private_addresses: bool = False,
-                 transport: Any = None) -> None:
+                 transport: Any = None, compat: Compat = OPENAI_COMPAT) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("OpenAICompatibleModel needs a model name")
+        if not isinstance(compat, Compat):
+            raise TypeError(f"compat must be a Compat, got {type(compat).__name__}")
+        self.compat = compat
         self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
                                   max_tries=max_tries, max_retry_wait=max_retry_wait,
                                   refuse_private_addresses=refuse_private_addresses, transport=transport)
@@ -273,8 +384,9 @@ class OpenAICompatibleModel:
         return self._client.endpoint
 
     def __repr__(self) -> str:
+        compat = "" if self.compat == OPENAI_COMPAT else f", compat={self.compat}"
         return (f"OpenAICompatibleModel(base_url={self._client.scrub(self.base_url)!r}, model={self.model!r}, "
-                f"timeout={self.timeout:g}, api_key=<{'set' if self._client.has_key else 'none'}>)")
+                f"timeout={self.timeout:g}, api_key=<{'set' if self._client.has_key else 'none'}>{compat})")
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None,
                      temperature: float | None = None) -> dict[str, Any]:
@@ -282,6 +394,8 @@ class OpenAICompatibleModel:
         body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             body["tools"] = list(tools)
+            if self.compat.tool_choice is not None:
+                body["tool_choice"] = self.compat.tool_choice
         if temperature is not None:
             body["temperature"] = temperature
         body["stream"] = False
@@ -299,6 +413,30 @@ class OpenAICompatibleModel:
         finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
         return ModelReply(message, Usage.of(data.get("usage") if isinstance(data, Mapping) else None),
                           finish if isinstance(finish, str) else None)
+
+    def detect_compat(self) -> Compat:
+        """Ask the server whether it takes an assistant tool call with ``content: null``; set and return ``compat``.
+
+        Two tiny requests at most (``max_tokens: 1``, no tools): a history whose
+        assistant message calls a tool with null content, then, if that is refused
+        with an error status, the same with ``""``. When only the second is accepted
+        the model switches to ``empty_tool_call_content``; a server that refuses both
+        (or cannot be reached) raises the ``TransportError`` of the second request.
+        """
+        call = {"id": "call_probe", "type": "function", "function": {"name": "glob", "arguments": '{"pattern":"*"}'}}
+
+        def probe(content: str | None) -> None:
+            history = [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "List."},
+                       {"role": "assistant", "content": content, "tool_calls": [call]},
+                       {"role": "tool", "tool_call_id": "call_probe", "content": "a.py"}]
+            self._client.post({"model": self.model, "messages": history, "max_tokens": 1, "stream": False})
+
+        try:
+            probe(None)
+        except HTTPStatusError:
+            probe("")
+            self.compat = dataclasses.replace(self.compat, empty_tool_call_content=True)
+        return self.compat
 
 
 # ---------------------------------------------------------------- offline

@@ -31,6 +31,7 @@ spaces inside, non-ASCII) raises ``APIKeyError``, whose message never shows the 
 from __future__ import annotations
 
 import email.utils
+import functools
 import html
 import ipaddress
 import json
@@ -69,6 +70,7 @@ DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024  # a chat completion is a few KB; 4 Mi
 _CHUNK = 1 << 16
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _RETRY_STATUSES = frozenset({429, 503})
+_DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)  # Retry-After's delta-seconds (RFC 9110 10.2.3)
 _ACCEPT_ENCODING = "gzip, deflate"  # only what _BodyDecoder decodes
 
 
@@ -342,7 +344,7 @@ class _GuardedTransport(httpx.BaseTransport):
     """An httpx transport over an httpcore pool that uses the guarded backend."""
 
     def __init__(self, deadline: _Deadline, refuse_private: bool) -> None:
-        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=4,
+        self._pool = httpcore.ConnectionPool(ssl_context=_ssl_context(), max_connections=4,
                                              network_backend=_Backend(deadline, refuse_private))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -360,6 +362,13 @@ class _GuardedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self._pool.close()
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> Any:
+    """One TLS context for every request: building one loads the CA bundle (about 20 ms, far more on a busy
+    machine), which a local model answering over plain HTTP would otherwise pay on every request."""
+    return httpx.create_ssl_context()
 
 
 # ---------------------------------------------------------------- bodies
@@ -526,15 +535,15 @@ def _retry_after(value: str | None, now: float | None = None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _DELTA_SECONDS.fullmatch(value):  # ASCII digits only: "²".isdigit() is true, float("²") fails
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when is None:
+            return None
+        return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):  # a date no clock can hold
         return None
-    if when is None:
-        return None
-    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
 def _json_bytes(body: Mapping[str, Any]) -> bytes:

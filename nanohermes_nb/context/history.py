@@ -226,7 +226,7 @@ class HistoryChecker:
         self.pending = pending
         self.pending_at = i
         if self.profile == "anthropic":
-            repeated = [pending.ids[p[0]] for p in pending.where.values() if len(p) > 1]
+            repeated = [pending.ids[at] for at in sorted(p[-1] for p in pending.where.values() if len(p) > 1)]
             if repeated:
                 shown = ", ".join(repr(x) for x in repeated[:_SHOWN_IDS])
                 more = f" and {len(repeated) - _SHOWN_IDS:,} more" if len(repeated) > _SHOWN_IDS else ""

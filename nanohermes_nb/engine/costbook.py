@@ -222,7 +222,9 @@ class CostBook(Book):
     def _summarizer(self, event: Event) -> dict[str, Any]:
         pr = self.pricing
         calls, tin, tout = event.summarizer_calls, 0, 0
-        if calls:
+        if calls and event.summarizer_tokens is not None:  # measured by the summarizer (issue 27)
+            tin, tout = event.summarizer_tokens
+        elif calls:
             tin = calls * self._prompt_tokens() + sum(self._excerpt_tokens(m) for m in event.removed)
             if not event.failure and event.note:
                 note = event.note

@@ -65,6 +65,7 @@ class LedgerEvent:
     naive_cut = property(lambda self: self.event.naive_cut)
     note = property(lambda self: self.event.note)
     summarizer_calls = property(lambda self: self.event.summarizer_calls)
+    summarizer_tokens = property(lambda self: self.event.summarizer_tokens)  # issue 27: measured (prompt, completion)
     failure = property(lambda self: self.event.failure)
     detail = property(lambda self: self.event.detail)
     dropped_count = property(lambda self: self.event.dropped_count)
@@ -385,7 +386,13 @@ def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = No
     """
     chosen = Settings.of(settings, "replay", **changes)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    return Replay(session, chosen).ledger()
+    ledger = Replay(session, chosen).ledger()
+    # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
+    if isinstance(getattr(messages, "requests", None), tuple) and messages.requests:
+        from .bill import with_bill
+
+        ledger = with_bill(ledger, messages)
+    return ledger
 
 
 def reference_replay(

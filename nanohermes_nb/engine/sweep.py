@@ -321,9 +321,14 @@ def sweep(
     out: str | os.PathLike | None = None,
     strict: bool = False,
     window: int | None = None,
+    summarizers: Mapping[str, Any] | None = None,
     **changes: Any,
 ):
     """One row per transcript x policy x budget (x keep_recent) with the replay totals.
+
+    ``summarizers`` (issue 27): a mapping name -> summarizer; the sweep runs once
+    per summarizer and its rows start with a ``summarizer`` column naming it (e.g.
+    ``{"extractive": ExtractiveSummarizer(), "smollm2": CachedSummarizer.smollm2()}``).
 
     ``transcripts``: files, folders, message lists, ``(name, messages)`` pairs or
     a mapping. The grid is over one base ``settings`` (default ``Settings()``;
@@ -348,6 +353,13 @@ def sweep(
     tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``
     adds the needed-later retention beside ``retention``.
     """
+    if summarizers is not None:
+        if out is not None:
+            raise ValueError("sweep(summarizers=...) returns a frame; stream one summarizer at a time with out=")
+        return _per_summarizer(lambda s: sweep(
+            transcripts, settings, budgets=budgets, policies=policies, keep_recent=keep_recent, pricing=pricing,
+            progress=progress, executor=executor, workers=workers, strict=strict, window=window,
+            **{**changes, "summarizer": s}), summarizers)
     base = Settings.of(settings, "sweep", **changes)
     sources = _sources(transcripts)
     chosen = list(policies) if policies is not None else [base.policy]
@@ -397,9 +409,13 @@ def compare_policies(
     progress: bool | None = False,
     executor: Any = None,
     workers: int | None = None,
+    summarizers: Mapping[str, Any] | None = None,
     **changes: Any,
 ):
     """One row per policy: what it costs, what a cache could reuse, what it breaks, what it keeps.
+
+    ``summarizers`` (issue 27): a mapping name -> summarizer; one row per summarizer
+    and policy, indexed by both (``frame.loc["smollm2"]``).
 
     Every policy is triggered by the same ``settings`` (default ``Settings()``;
     keyword ``changes`` are its fields); ``policies`` defaults to every policy in
@@ -413,6 +429,10 @@ def compare_policies(
     """
     from ..policies import POLICIES
 
+    if summarizers is not None:
+        return _per_summarizer(lambda s: compare_policies(
+            transcripts, settings, policies=policies, progress=progress, executor=executor, workers=workers,
+            **{**changes, "summarizer": s}).reset_index(), summarizers).set_index(["summarizer", "policy"])
     base = Settings.of(settings, "compare_policies", **changes)
     chosen = list(policies) if policies is not None else list(POLICIES)
     frame = sweep(transcripts, base, policies=chosen, progress=progress, executor=executor, workers=workers)
@@ -455,4 +475,26 @@ def compare_policies(
     out = text_frame(rows).set_index("policy")
     out.attrs.update(budget=base.budget, unit=base.unit, skipped=frame.attrs.get("skipped", []),
                      pricing=None if pricing is None else pricing.name)
+    return out
+
+
+def _per_summarizer(run: Any, summarizers: Mapping[str, Any]) -> Any:
+    """``run(summarizer)`` for each named summarizer, the frames stacked under a first ``summarizer`` column.
+
+    Issue 27's real summaries beside the extractive ones, with the least change to the sweep: each
+    summarizer is one ordinary run over the same settings.
+    """
+    import pandas as pd
+
+    if not isinstance(summarizers, Mapping) or not summarizers:
+        raise TypeError("summarizers must be a non-empty mapping of name -> summarizer")
+    frames = []
+    skipped: list = []
+    for name, summarizer in summarizers.items():
+        frame = run(summarizer)
+        skipped += frame.attrs.get("skipped", [])
+        frame.insert(0, "summarizer", str(name))
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs.update({**frames[0].attrs, "skipped": skipped})
     return out

@@ -62,6 +62,8 @@ class Event:
     summarizer_calls: int = 0
     failure: str | None = None
     detail: str = ""
+    # issue 27: (prompt, completion) tokens the summary requests cost, when the summarizer measured them
+    summarizer_tokens: tuple | None = None
 
     @property
     def dropped_count(self) -> int:

@@ -51,6 +51,9 @@ class NanoHermesPolicy(Policy):
         )
         if not result.compacted:
             return context, None
+        # issue 27: a summarizer that fits a small window reports what the summary cost (requests, tokens)
+        cost = getattr(env.summarizer, "last_cost", None) if result.summarizer_called else None
+        detail = result.describe() + (f"; {cost.line()}" if cost is not None else "")
         return result.messages, Event(
             policy=self.name,
             kind="placeholder" if result.failure else "summary",
@@ -61,7 +64,8 @@ class NanoHermesPolicy(Policy):
             cut=result.cut,
             naive_cut=result.naive_cut,
             note=result.note,
-            summarizer_calls=1 if result.summarizer_called else 0,
+            summarizer_calls=(cost.calls if cost is not None else 1) if result.summarizer_called else 0,
             failure=result.failure,
-            detail=result.describe(),
+            detail=detail,
+            summarizer_tokens=(cost.prompt_tokens, cost.completion_tokens) if cost is not None else None,
         )

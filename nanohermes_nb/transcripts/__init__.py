@@ -16,10 +16,13 @@ package's business: real logs have them, and ``check_history`` reports them.
 Layout: ``reading`` (bytes to JSON, serde_json's rules), ``base`` (the error, the
 result type, the field checks), one module per format family (``openai`` with the
 legacy form, ``anthropic``, ``swe_agent`` for mini-swe-agent and SWE-agent,
-``openhands``, ``langchain``), and ``loader`` (detection and the entry points).
+``openhands``, ``langchain``), ``agentlogs`` (the logs coding agents write to disk:
+Claude Code, Codex CLI, Gemini CLI, Copilot CLI, any-agent; read leniently, with the
+requests, usage and compactions they report, see docs/agentlogs.md), and ``loader``
+(detection and the entry points).
 """
 
-from .base import OPENAI_ROLES, TEXT_JOINER, Transcript, TranscriptError
+from .base import OPENAI_ROLES, TEXT_JOINER, AgentRequest, ReportedUsage, ToolCompaction, Transcript, TranscriptError
 from .loader import (
     FORMATS,
     SKIPPED_NAMES,
@@ -31,6 +34,9 @@ from .loader import (
 
 __all__ = [
     "Transcript",
+    "AgentRequest",
+    "ReportedUsage",
+    "ToolCompaction",
     "TranscriptError",
     "load_transcript",
     "load_transcripts",

@@ -62,11 +62,11 @@ def anthropic_message(m: Message, role: str, where: str) -> list[Message]:
             parts.append({"type": "text", "text": block_text(block, at)})
         elif block_kind == "tool_use":
             if role != "assistant":
-                raise Bad(at, f"tool_use block in a {role} message")
+                raise Bad(at, f"tool_use block in {'an' if role[:1] in 'aeiou' else 'a'} {role} message")
             calls.append(_call(block, at))
         elif block_kind == "tool_result":
             if role != "user":
-                raise Bad(at, f"tool_result block in a {role} message")
+                raise Bad(at, f"tool_result block in {'an' if role[:1] in 'aeiou' else 'a'} {role} message")
             results.append(_result(block, at))
         elif block_kind == "image":
             parts.append(_image_part(block, at))

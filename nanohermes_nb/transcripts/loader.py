@@ -1,5 +1,10 @@
 """The entry points: read a file, detect its format from the content, convert it.
 
+A coding agent's own session log (Claude Code, Codex CLI, Gemini CLI, Copilot CLI,
+any-agent) is recognised first, from its first records, and read leniently by
+``agentlogs`` (what is sound is kept, the rest noted in ``Transcript.skipped``).
+Everything else goes through the strict readers below.
+
 Detection looks only at the parsed JSON, never at the file name: a list (or JSONL)
 whose first item has a ``kind`` and no ``role`` is OpenHands events, one whose first
 item is a LangChain message is LangChain, anything else OpenAI messages (legacy and
@@ -14,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .agentlogs import iter_agent_log_paths, read_agent_document, read_agent_log
+from .agentlogs import AGENT_FORMATS, iter_agent_log_paths, read_agent_document, read_agent_log
 from .anthropic import anthropic_system
 from .base import (
     Bad,
@@ -44,7 +49,7 @@ FORMATS = (
     "swe-agent",
     "openhands-v1",
     "langchain",
-)
+) + AGENT_FORMATS  # coding agents' own logs (agentlogs)
 TRANSCRIPT_SUFFIXES = (".json", ".jsonl", ".traj")
 SKIPPED_NAMES = frozenset({"manifest.json"})
 

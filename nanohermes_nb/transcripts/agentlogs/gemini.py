@@ -36,7 +36,9 @@ def is_gemini(data: dict) -> bool:
 
 
 def is_gemini_document(data: Any) -> bool:
-    messages = data.get("messages") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return False
+    messages = data.get("messages")
     return ("sessionId" in data and "projectHash" in data and isinstance(messages, list)
             and all(not isinstance(m, dict) or "role" not in m for m in messages[:5]))
 

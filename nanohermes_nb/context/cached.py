@@ -1,0 +1,143 @@
+"""Summaries a real model made, kept in a file and replayed offline.
+
+A real model's summaries take minutes to make (SmolLM2 on two cores: about 200
+prompt tokens a second, and a real transcript's excerpt is tens of thousands of
+tokens), and they need the model. ``data/summaries/smollm2.json`` keeps them with
+what made them, so that the course and the retention tables show a real model's
+summaries beside the extractive ones, fast, offline, without the model::
+
+    {"model": ..., "server": ..., "prompt": <the summary prompt>, "settings": {...},
+     "summaries": {<sha256 of the excerpt>: {"summary": ..., "calls": 3, "prompt_tokens": ...,
+                                              "completion_tokens": ..., "seconds": ..., "rounds": 2}}}
+
+``CachedSummarizer(path)`` (``CachedSummarizer.smollm2()``: the project's file; ``path=None``:
+in memory, as ``OpenAICompatibleSummarizer.recorded()`` gives) answers an excerpt from the file (by its SHA-256), and
+reports what the summary cost when it was made (``last_cost``), so a ledger built
+from the cache counts the same summarizer requests and tokens as the live one. An
+excerpt the file does not hold is a ``SummarizerError`` (the compaction then inserts
+the placeholder) and is counted in ``misses``. With ``fallback`` (a live summarizer),
+a miss is asked there and kept; ``save()`` writes the file atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .chunked import SummaryCost
+from .summarizers import SummarizerError
+
+__all__ = ["CachedSummarizer", "excerpt_key", "SUMMARIES_DIR"]
+
+SUMMARIES_DIR = Path(__file__).resolve().parents[2] / "data" / "summaries"
+
+
+def excerpt_key(excerpt: str) -> str:
+    """The SHA-256 of the excerpt's UTF-8 bytes (a lone surrogate from a log is escaped first)."""
+    return hashlib.sha256(excerpt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cost(entry: Mapping[str, Any]) -> SummaryCost:
+    return SummaryCost(int(entry.get("calls", 1)), int(entry.get("prompt_tokens", 0)),
+                       int(entry.get("completion_tokens", 0)), float(entry.get("seconds", 0.0)),
+                       int(entry.get("rounds", 1)), bool(entry.get("estimated", False)))
+
+
+class CachedSummarizer:
+    """A summarizer that replays summaries from a file (see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, fallback: Any = None,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.fallback = fallback
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.entries: dict[str, dict] = {}
+        if self.path is not None and self.path.exists():
+            self._load()
+        elif self.path is not None and fallback is None:
+            raise FileNotFoundError(f"{self.path}: no such summaries file")
+        self.hits = self.misses = 0
+        self.last_cost: SummaryCost | None = None
+
+    @classmethod
+    def smollm2(cls) -> CachedSummarizer:
+        """SmolLM2-135M-Instruct's summaries of the vendored transcripts (``data/summaries/smollm2.json``)."""
+        return cls(SUMMARIES_DIR / "smollm2.json")
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path is not None else "in memory"
+
+    def _load(self) -> None:
+        assert self.path is not None
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{self.path}: not a summaries file ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("summaries"), dict):
+            raise ValueError(f"{self.path}: not a summaries file (no 'summaries' object)")
+        for key, entry in data["summaries"].items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("summary"), str):
+                raise ValueError(f"{self.path}: summaries[{key!r}] has no 'summary' text")
+        self.entries = dict(data["summaries"])
+        self.meta = {**{k: v for k, v in data.items() if k != "summaries"}, **self.meta}
+
+    def __repr__(self) -> str:
+        model = self.meta.get("model", "?")
+        return f"CachedSummarizer({self.name}, model={model!r}, {len(self.entries)} summaries)"
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __bool__(self) -> bool:  # an empty cache is still a summarizer (``summarizer or default`` must keep it)
+        return True
+
+    def __contains__(self, excerpt: object) -> bool:
+        return isinstance(excerpt, str) and excerpt_key(excerpt) in self.entries
+
+    def __call__(self, excerpt: str) -> str:
+        self.last_cost = None
+        key = excerpt_key(excerpt)
+        entry = self.entries.get(key)
+        if entry is not None:
+            self.hits += 1
+            self.last_cost = _cost(entry)
+            return entry["summary"]
+        self.misses += 1
+        if self.fallback is None:
+            raise SummarizerError(f"no cached summary for this excerpt (sha256 {key[:12]}) in {self.name}")
+        summary = self.fallback(excerpt)  # a failure propagates: nothing is kept
+        cost = getattr(self.fallback, "last_cost", None)
+        if not isinstance(summary, str) or not summary.strip():
+            raise SummarizerError("the fallback summarizer returned no summary")
+        self.entries[key] = {"summary": summary, **(cost.as_dict() if cost is not None else {"calls": 1})}
+        self.last_cost = cost
+        return summary
+
+    def record(self, excerpt: str, summary: str, cost: SummaryCost | None = None) -> None:
+        """Keep one summary (what a live summarizer made) under its excerpt's key."""
+        self.entries[excerpt_key(excerpt)] = {"summary": summary,
+                                              **(cost.as_dict() if cost is not None else {"calls": 1})}
+
+    def save(self, path: str | os.PathLike | None = None) -> Path:
+        """Write the file (meta, then the summaries sorted by key) atomically."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("an in-memory cache needs a path to be saved")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = {**self.meta, "summaries": dict(sorted(self.entries.items()))}
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False, indent=1)
+                f.write("\n")
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target

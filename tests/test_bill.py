@@ -1,0 +1,201 @@
+"""The bill beside the estimate (issue 24): reported usage priced, in the ledger, and the model proven against it.
+
+Real files only: ``data/agentlogs`` (vendored) and ``../shared/agentlogs`` when present
+(``agentlog_files``). The calibration targets are asserted at what the model reaches on the shared
+corpus (``README``, "Your own sessions"), so a change that makes the model worse fails here.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace as NS
+
+import pandas as pd
+import pytest
+from agentlog_files import ROOT, agent_logs, agentlog_folders
+
+from nanohermes_nb.engine.bill import BILL_COLUMNS, price_for_model, request_cost, session_bill
+from nanohermes_nb.engine.calibrate import (
+    TTL_SECONDS,
+    CacheRule,
+    Fit,
+    RequestFacts,
+    calibrate,
+    calibrate_facts,
+    calibration_table,
+)
+from nanohermes_nb.engine.ledger import replay
+from nanohermes_nb.engine.pricing import get_pricing
+from nanohermes_nb.transcripts import load_transcript
+
+LOGS = agent_logs(("claude-code", "codex"), synthetic=False)
+EVERY = agent_logs(("claude-code", "codex", "gemini-cli", "copilot-cli", "otel-genai"), synthetic=False)
+SHARED = [f for f in agentlog_folders() if f != ROOT / "data" / "agentlogs"]
+_LOADED: dict = {}
+
+
+def load(path):
+    if path not in _LOADED:
+        _LOADED[path] = load_transcript(path)
+    return _LOADED[path]
+
+
+def ids(p):
+    return f"{p.parent.parent.name}/{p.parent.name}/{p.name}"
+
+
+# ---------------------------------------------------------------- prices
+
+
+def test_prices_are_found_by_model_name_never_by_a_guessed_prefix():
+    assert price_for_model("claude-opus-4-5-20251101").name == "claude-opus-4.5"
+    assert price_for_model("claude-sonnet-4.6").name == "claude-sonnet-4.6"  # Copilot CLI's spelling
+    assert price_for_model("mistral/mistral-small-latest").name == "mistral-small-latest"
+    assert price_for_model("gpt-5.5").input == 5.0  # not gpt-5's 1.25
+    assert price_for_model("gpt-9") is None and price_for_model("claude-opus-4") is None
+    assert price_for_model("") is None and price_for_model(None) is None
+
+
+@pytest.mark.parametrize("path", EVERY, ids=ids)
+def test_every_model_a_real_log_names_has_a_dated_price(path):
+    t = load(path)
+    for r in t.requests:
+        if r.usage is not None and r.model and r.model != "<synthetic>":
+            p = price_for_model(r.model)
+            assert p is not None, f"{path.name}: no price for {r.model!r} in data/pricing.csv"
+            assert p.source.startswith("http") and p.read_on, p.name
+
+
+def test_a_request_costs_what_its_bill_says_by_hand():
+    # entire-cli_opus45_small: the first response wrote 28,081 tokens, read none, 10 uncached, 3 output
+    usage = NS(prompt_tokens=28_091, cached_tokens=0, cache_write_tokens=28_081, completion_tokens=3)
+    opus = get_pricing("claude-opus-4.5")
+    assert request_cost(usage, opus) == pytest.approx((10 * 5.00 + 28_081 * 6.25 + 3 * 25.00) / 1e6)
+    codex = NS(prompt_tokens=24_098, cached_tokens=2_432, cache_write_tokens=0, completion_tokens=389)
+    assert request_cost(codex, get_pricing("gpt-5.5")) == pytest.approx(
+        ((24_098 - 2_432) * 5.0 + 2_432 * 0.5 + 389 * 30.0) / 1e6)
+    assert request_cost(None, opus) is None and request_cost(usage, None) is None
+
+
+# ---------------------------------------------------------------- the ledger carries the bill
+
+
+@pytest.mark.parametrize("path", LOGS, ids=ids)
+def test_the_ledger_of_an_agent_log_carries_its_bill(path):
+    t = load(path)
+    ledger = replay(t, profiles=(), retention=False)
+    req = ledger.requests
+    assert list(req.columns[-len(BILL_COLUMNS):]) == list(BILL_COLUMNS)
+    shift = len(ledger.messages) - len(t)
+    by_index = {r.message + shift: r for r in t.requests}
+    for index, prompt, cached, written in zip(req["index"], req["usage_prompt_tokens"], req["usage_cached_tokens"],
+                                              req["usage_cache_write_tokens"], strict=True):
+        r = by_index.get(int(index))
+        if r is None or r.usage is None:
+            assert pd.isna(prompt)
+            continue
+        assert (int(prompt), int(cached), int(written)) == (r.usage.prompt_tokens, r.usage.cached_tokens,
+                                                            r.usage.cache_write_tokens)
+    bill = session_bill(t.requests)
+    assert float(req["usage_cost_usd"].sum()) == pytest.approx(bill.cost_usd, rel=1e-9)
+    assert not bill.unpriced
+
+
+def test_a_transcript_without_a_bill_gets_no_usage_columns():
+    plain = sorted((ROOT / "data" / "transcripts").glob("*.json"))
+    plain = [p for p in plain if p.name != "manifest.json"][:1]
+    ledger = replay(load_transcript(plain[0]), profiles=())
+    assert not any(c.startswith("usage_") for c in ledger.requests.columns)
+
+
+def test_the_cli_ledger_prints_the_bill_beside_the_estimate(capsys):
+    import json
+
+    from nanohermes_nb.cli import main
+
+    path = next(p for p in LOGS if p.parent.name == "claude-code")
+    assert main(["ledger", str(path)]) == 0
+    out = " ".join(line.lstrip("# ") for line in capsys.readouterr().out.splitlines())
+    bill = session_bill(load(path).requests)
+    s = calibrate(load(path)).summary
+    assert f"reported by claude_code: {bill.reported:,} of {bill.requests:,} requests with usage" in out
+    assert f"{bill.cost_usd:.4f} USD at data/pricing.csv prices" in out
+    assert f"within 5% on {s['within']:,} of {s['requests']:,} requests" in out
+    assert f"{s['est_cost_usd']:.4f} USD estimated" in out
+    assert main(["ledger", str(path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sum(r["usage_cost_usd"] or 0 for r in rows) == pytest.approx(bill.cost_usd, rel=1e-9)
+
+
+# ---------------------------------------------------------------- the rule, by hand
+
+
+def _facts(*rows):
+    """RequestFacts from (time, model, visible, prompt, cached, compacted, turn_start)."""
+    out = []
+    for j, (time, model, visible, prompt, cached, compacted, turn) in enumerate(rows):
+        usage = NS(prompt_tokens=prompt, cached_tokens=cached, cache_write_tokens=0, completion_tokens=10)
+        out.append(RequestFacts(j, time, model, visible, 10, compacted, usage, None, turn))
+    return out
+
+
+def test_the_cache_rule_reads_the_previous_prompt_within_the_ttl_and_says_why_it_misses():
+    facts = _facts((0, "m", 1000, 11_000, 0, False, False),   # first: nothing cached
+                   (10, "m", 2000, 12_000, 11_000, False, False),  # reads the previous prompt
+                   (10 + TTL_SECONDS["anthropic"] + 1, "m", 3000, 13_000, 0, False, False),  # idle: nothing
+                   (400, "n", 4000, 14_000, 13_000, False, False),  # model switch predicted, but it hit
+                   (410, "n", 1500, 11_500, 9_000, True, False))  # compaction: the hidden prefix
+    cal = calibrate_facts(facts, get_pricing("claude-opus-4.5"), fit=Fit(10_000, 1.0, 1.0, 2))
+    r = cal.rows
+    assert list(r["est_cached"]) == [0, 11_000, 0, 0, 10_000]
+    assert list(r["within"]) == [True, True, True, False, False]
+    assert list(r["reason"]) == ["", "", "", "model_switch", "compaction"]
+    assert list(r["est_prompt"]) == [11_000, 12_000, 13_000, 14_000, 11_500]  # anchored on the previous bill
+
+
+def test_openai_turn_starts_read_up_to_where_the_turn_before_began():
+    facts = _facts((0, "g", 1000, 20_000, 0, False, False),
+                   (5, "g", 2000, 21_000, 19_968, False, False),
+                   (9, "g", 3000, 22_000, 19_968, False, True))  # new user turn: reasoning of the last dropped
+    cal = calibrate_facts(facts, get_pricing("gpt-5.5"), fit=Fit(19_000, 1.0, 1.0, 2))
+    assert cal.rule == CacheRule("openai", TTL_SECONDS["openai"], 128)
+    assert list(cal.rows["est_cached"]) == [0, 19_968, 19_968]  # 20,000 rounded down to 128-token blocks
+    assert cal.rows["within"].all()
+
+
+# ---------------------------------------------------------------- the model against the bill, real logs
+
+
+@pytest.mark.parametrize("path", LOGS, ids=ids)
+def test_each_session_is_estimated_beside_its_bill(path):
+    cal = calibrate(load(path))
+    s = cal.summary
+    r = cal.rows
+    assert s["requests"] == len(r) == sum(1 for q in load(path).requests if q.usage is not None)
+    assert s["cost_usd"] == pytest.approx(session_bill(load(path).requests).cost_usd, rel=1e-9)
+    assert s["hidden"] > 1000 and 0.8 <= s["scale"] <= 2.5, (s["hidden"], s["scale"])
+    assert s["prompt_error_median"] < 0.015  # bill-anchored prompts (the largest: 1.1%, Claude Code 1.0.95)
+    if s["requests"] >= 30:
+        assert abs(s["cost_error"]) <= 0.05, s
+        assert s["within_share"] >= 0.85, s
+    print(f"{path.name}: {s['within']}/{s['requests']} within 5% ({s['within_share']:.1%}), "
+          f"{s['partial_hits']} partial hits, cost {s['est_cost_usd']:.4f} vs {s['cost_usd']:.4f} USD "
+          f"({s['cost_error']:+.1%}; rule alone {s['cost_error_rule']:+.1%}), hidden {s['hidden']:,}, "
+          f"scale {s['scale']}, misses {cal.misses()}")
+
+
+@pytest.mark.slow
+def test_the_model_reaches_its_targets_on_the_real_corpus():
+    if not SHARED:
+        pytest.skip("../shared/agentlogs is not beside this checkout: the corpus-wide targets are not checked")
+    paths = [p for p in LOGS if p.parent.parent in SHARED]
+    table, pooled = calibration_table([load(p) for p in paths])
+    claude, codex = pooled["claude_code"], pooled["codex_cli"]
+    print(table[["agent", "file", "requests", "within_share", "partial_hits", "cost_error"]].to_string())
+    print(pooled)
+    assert claude["within_share"] >= 0.97  # target: >= 97% of Claude Code requests
+    assert codex["within_share_30"] >= 0.92  # target >= 92%: reached over the sessions of 30 requests or more
+    assert codex["within_share"] >= 0.89  # all Codex requests, the two short sessions (25, 19 requests) included
+    assert 0.02 <= codex["partial_share"] <= 0.10  # partial hits no log foresees
+    assert claude["worst_cost_error_30"] <= 0.05 and codex["worst_cost_error_30"] <= 0.05
+    assert math.isclose(sum(table["requests"]), claude["requests"] + codex["requests"])
