@@ -114,7 +114,7 @@ def test_for_build_inserts_solution_and_recheck_and_the_input_is_unchanged():
 def test_the_build_passes_a_right_solution_and_fails_a_wrong_one(tmp_path, body, ok):
     path = tmp_path / "99_demo.ipynb"
     nbformat.write(_notebook(body), path)
-    run = execute_notebook(path, tmp_path / "out", timeout=60, html=False)
+    run = execute_notebook(path, tmp_path / "out", timeout=60)
     assert run.ok is ok, run.problem
     executed = nbformat.read(run.ipynb, as_version=4)
     assert not any(ex.INJECTED in c.metadata.get("tags", []) for c in executed.cells)
