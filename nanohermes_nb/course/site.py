@@ -18,6 +18,7 @@ address a browser would fetch, and the build fails if it finds one.
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 import re
@@ -173,8 +174,9 @@ def _home(lang: str, entries: Sequence[tuple[str, str, Any]], runs: Mapping[str,
         status = "" if run is None or run.ok else f" **({'运行失败' if zh else 'failed'}: {run.problem})**"
         rows.append(f"| {file[:2]} | [{title}]({file}){status} | {read} {'分钟' if zh else 'min'} | {code} | {ran} |")
     head = ("| | 笔记本 | 阅读 | 代码行 | 运行 |" if zh else "| | Notebook | Reading | Lines of code | Runs in |")
-    sections = [f"| §{s.n} | {s.zh} | {s.en} | [{s.notebook[:2]} · {s.heading}]({s.notebook}#{anchor(s.heading)}) |"
-                for s in cmap.sections]
+    esc = html.escape  # Markdown passes entities through: quotes and brackets in titles stay text
+    sections = [f"| §{s.n} | {esc(s.zh)} | {esc(s.en)} | [{s.notebook[:2]} · {esc(s.heading)}]"
+                f"({s.notebook}#{anchor(s.heading)}) |" for s in cmap.sections]
     terms = json.loads((ROOT / "data" / "glossary.json").read_text(encoding="utf-8"))["terms"]
     glossary = [f"| {t['zh']} | {t['en']} | {t['code']} |" for t in terms]
     art = cmap.article
