@@ -30,14 +30,15 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))
 
 from nanohermes_nb import Agent, ScriptedModel  # noqa: E402
-from nanohermes_nb.agent.loop import AgentResult
+from nanohermes_nb.agent.loop import AgentResult  # noqa: E402
 from nanohermes_nb.agent.models import ModelError  # noqa: E402
 from nanohermes_nb.agent.prompt import (  # noqa: E402
     PROJECT_CONTEXT_HEADER,
@@ -688,7 +689,7 @@ def trap_recent_over_budget(root: Path) -> Story:
                           *[("read_file", {"path": "build/big.log", "offset": o, "limit": CHUNK}) for o in offsets]))
     for r in results:
         expect_in(r, f"{ELLIPSIS} output truncated (")
-    shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets)]
+    shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets, strict=False)]
     missing = 1 - sum(shown) / BIG_LOG_LINES
     yield Reply(f"Every chunk came back cut at 20,000 bytes: I saw only {min(shown)}–{max(shown)} of each "
                 f"{CHUNK} lines, so about {missing:.0%} of the file is missing from what I read. Smaller chunks "
@@ -768,7 +769,7 @@ def chinese_session(root: Path) -> Story:
     results = (yield call("两类分别用 grep 找出来。",
                           *[("grep", {"pattern": f"【{name}】", "path": FEEDBACK}) for name in wanted]))
     by_topic = {}
-    for name, rows in zip(wanted, results):
+    for name, rows in zip(wanted, results, strict=False):
         if "output truncated" in rows:
             raise BuildError(f"grep for {name} was clamped")
         by_topic[name] = re.findall(r": #(\d{4})｜", rows)
@@ -806,7 +807,7 @@ LEDGER_COLUMNS = ("turn", "messages", "size", "action", "compacted", "size_after
 
 def article_ledger() -> list[dict[str, Any]]:
     """The article's illustrative twelve-turn ledger, one dict per turn."""
-    return [dict(zip(LEDGER_COLUMNS, row)) for row in ARTICLE_LEDGER]
+    return [dict(zip(LEDGER_COLUMNS, row, strict=True)) for row in ARTICLE_LEDGER]
 
 
 def _cap(layer: str, limit: str, values: dict[str, int], unit: str, where: str, over: str) -> dict[str, Any]:

@@ -27,9 +27,10 @@ import socket
 import sys
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 DEL = object()  # a mutation value that deletes the key
 
@@ -332,15 +333,15 @@ def _numbers() -> Iterator[tuple[str, bytes, str]]:
     yield "num_int_4301_digits.json", at("1" * 4301), "an integer of 4301 digits"
     yield "num_int_1m_digits.json", at("7" * 1_000_000), "an integer of 1000000 digits"
     yield "num_nan_in_arguments_list.json", (
-        '[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",'
-        '"function":{"name":"f","arguments":"{}","x":[NaN]}}]}]').encode(), "message 0: tool_calls[0].function.x[0]"
+        b'[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",'
+        b'"function":{"name":"f","arguments":"{}","x":[NaN]}}]}]'), "message 0: tool_calls[0].function.x[0]"
     yield "num_nan_jsonl.jsonl", _jsonl(OPENAI, 4, '{"role":"tool","tool_call_id":"c1","content":"x","t":NaN}'), \
         "line 4: t: NaN"
     yield "num_top_level_nan.json", b"NaN", "NaN is not valid JSON"
     yield "num_top_level_big.json", b"9" * 5000, "number out of range"
     yield "num_openhands_event.json", json.dumps(OPENHANDS).replace('"output": "o"', '"output": "o", "exit": Infinity').encode(), \
         "event 3: observation.exit: Infinity"
-    yield "num_object_path.json", ('{"messages":[{"role":"user","content":"q","n":NaN}]}').encode(), "messages[0].n: NaN"
+    yield "num_object_path.json", (b'{"messages":[{"role":"user","content":"q","n":NaN}]}'), "messages[0].n: NaN"
 
 
 def _huge() -> Iterator[tuple[str, bytes, str]]:

@@ -195,7 +195,7 @@ def test_contexts_rebuild_every_request():
     L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
     contexts = list(L.contexts())
     assert len(contexts) == len(L.requests) and L.totals.compactions >= 2
-    for ctx, (_, row) in zip(contexts, L.requests.iterrows()):
+    for ctx, (_, row) in zip(contexts, L.requests.iterrows(), strict=True):
         assert len(ctx) == row["messages"] and context_size(ctx) == row["size"]
 
 

@@ -184,7 +184,7 @@ def test_summarizer_request_is_costed():
 
 def _lcp(a, b):
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if not (x is y or x == y):
             break
         n += 1
@@ -219,7 +219,7 @@ def reference(ledger, pricing):
 def check_against_reference(msgs, pricing, **kw):
     L = nh.replay(msgs, pricing=pricing, profiles=(), **kw)
     got = list(zip(*(map(int, L.requests[c]) for c in ("input_tokens", "cached_tokens", "cache_write_tokens",
-                                                         "output_tokens"))))
+                                                         "output_tokens")), strict=True))
     assert got == reference(L, pricing)
     fast = nh.sweep([("t", msgs)], budgets=[kw.get("budget", 120_000)], policies=[kw.get("policy", "nanohermes")],
                     pricing=pricing, profiles=(), unit=kw.get("unit", "bytes"), summarizer=kw.get("summarizer"))
@@ -253,7 +253,7 @@ def test_cost_between_all_cached_and_uncached(msgs, budget, rule, policy):
     L = check_against_reference(msgs, pricing, budget=budget, unit=UNIT, policy=policy, summarizer=lambda e: "S")
     r = L.requests
     for n, c, w, o, usd in zip(r["input_tokens"], r["cached_tokens"], r["cache_write_tokens"], r["output_tokens"],
-                               r["cost_usd"]):
+                               r["cost_usd"], strict=True):
         assert 0 <= c <= n and 0 <= w <= n - c
         low = pricing.cost(n, n, o)  # every input token read from the cache
         high = pricing.cost(n, 0, o, n if rule == "anthropic" else 0)  # none cached (Anthropic: all written)

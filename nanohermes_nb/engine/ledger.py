@@ -108,7 +108,7 @@ class Totals:
     cache_hit_rate_no_compaction: float | None = None
 
     @classmethod
-    def of(cls, books: dict[str, Any]) -> "Totals":
+    def of(cls, books: dict[str, Any]) -> Totals:
         """Totals from the books' merged totals."""
         names = _TOTAL_FIELDS.get(cls)
         if names is None:
@@ -181,7 +181,7 @@ class Ledger:
     def records(self) -> list[dict]:
         """The request table as one dict per request, without pandas."""
         names = list(self.rows)
-        return [dict(zip(names, values)) for values in zip(*self.rows.values())] if names else []
+        return [dict(zip(names, values, strict=True)) for values in zip(*self.rows.values(), strict=False)] if names else []
 
     @property
     def unit(self) -> str:
@@ -238,7 +238,7 @@ class Ledger:
                 })
         return frame(out, ["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
 
-    def with_columns(self, **columns: Sequence[Any]) -> "Ledger":
+    def with_columns(self, **columns: Sequence[Any]) -> Ledger:
         """A copy whose request table has extra columns after the others, one value per request in order.
 
         What only a live run knows (the token usage an endpoint reported) joins
@@ -347,13 +347,13 @@ class Replay:
         cache = s.cache.get("policy") or s.cache.setdefault("policy", {"transcript": s.messages})
         return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens, cache)
 
-    def totals(self) -> "Totals":
+    def totals(self) -> Totals:
         """Run the loop keeping totals only (what a sweep needs)."""
         books = self.books(rows=False)
         walk(self.session, self.policy, self.env(), books)
         return Totals.of(merge_fields(b.totals() for b in books))
 
-    def ledger(self) -> "Ledger":
+    def ledger(self) -> Ledger:
         """Run the loop keeping a row per request and every event."""
 
         books = self.books(rows=True)

@@ -136,7 +136,7 @@ def _calls(new: Sequence[Mapping], old: Sequence[Mapping], original: Sequence[Ma
     if not (len(new) == len(old) == len(original)):
         raise ValueError("LangChain changed the number of tool calls of a message; the bridge cannot translate that")
     out = []
-    for n, o, raw in zip(new, old, original):
+    for n, o, raw in zip(new, old, original, strict=True):
         if n == o:
             out.append(raw)
             continue

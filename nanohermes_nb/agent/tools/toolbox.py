@@ -13,9 +13,10 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import re2
 
@@ -281,7 +282,7 @@ class Tools:
         """End every process a background task started (its whole group and its descendants)."""
         _end_jobs(self._jobs)
 
-    def __enter__(self) -> "Tools":
+    def __enter__(self) -> Tools:
         return self
 
     def __exit__(self, *exc: object) -> None:
