@@ -398,7 +398,8 @@ DOC_EDITS = [
     ("docs/json-schema.md", '| `"schema_version"` | integer | `2` for this layout |',
      '| `"schema_version"` | integer | `3` for this layout |'),
     ("docs/json-schema.md",
-     '| `"path"` | string | the request target exactly as sent by the client, query string included (`"/search?q=shoes"`) |\n',
+     '| `"path"` | string | the request target exactly as sent by the client, '
+     'query string included (`"/search?q=shoes"`) |\n',
      '| `"path"` | string | the request target without its query string (`"/search"` for `/search?q=shoes`) |\n'
      '| `"queries"` | integer | distinct non-empty query strings seen for this path |\n'),
     ("docs/json-schema.md",
@@ -411,8 +412,10 @@ DOC_EDITS = [
      '  and `"/search"` all count as `"/search"`; `"queries"` says how many distinct\n'
      '  query strings were seen (an empty query is not counted).\n'),
     ("docs/json-schema.md",
-     '| 2 | 0.3– | added `"bytes"`, `"period"`, `"top_hosts"`; `"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n',
-     '| 2 | 0.3–0.4 | added `"bytes"`, `"period"`, `"top_hosts"`; `"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n'
+     '| 2 | 0.3– | added `"bytes"`, `"period"`, `"top_hosts"`; '
+     '`"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n',
+     '| 2 | 0.3–0.4 | added `"bytes"`, `"period"`, `"top_hosts"`; '
+     '`"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n'
      '| 3 | 0.5– | `"path"` is the bare path (query string removed); added `"queries"` |\n'),
     ("docs/json-schema.md",
      '  "schema_version": 2,\n  "requests": 0,\n',
@@ -489,8 +492,10 @@ def twelve_turns(root: Path) -> Story:
                               "and updating the report test.", patch_command(REPORT_EDITS))),
               "patched logstat/report.py")
     result = (yield from run("Regenerating the two CLI goldens and running the fast tests.",
-                             "python3 -m logstat tests/fixtures/small.log --top 8 --status > tests/fixtures/small_report.txt"
-                             " && python3 -m logstat tests/fixtures/small.log --top 3 --csv > tests/fixtures/small_top3.csv"
+                             "python3 -m logstat tests/fixtures/small.log --top 8 --status"
+                             " > tests/fixtures/small_report.txt"
+                             " && python3 -m logstat tests/fixtures/small.log --top 3 --csv"
+                             " > tests/fixtures/small_top3.csv"
                              " && python3 run_tests.py"))
     fast = summary_line(result)
     expect_in(fast, " 0 failed")
@@ -929,7 +934,8 @@ def article_facts() -> dict[str, Any]:
         "messages_per_turn": [
             {"turn": "question + plain text answer", "messages": 2, "count": "user + assistant"},
             {"turn": "question + 1 tool call + summary", "messages": 4, "count": "user + assistant + tool + assistant"},
-            {"turn": "question + 5 tool calls + summary", "messages": 7, "count": "user + assistant + 5 tool + assistant"},
+            {"turn": "question + 5 tool calls + summary", "messages": 7,
+             "count": "user + assistant + 5 tool + assistant"},
             {"turn": "question + 3 rounds of 2 tool calls", "messages": 11, "count": "1 + 3 × (1 + 2) + 1"},
         ],
         "summary_length": [
@@ -964,7 +970,8 @@ def _ledger_slips() -> list[dict[str, Any]]:
         {"figure": "first_nine_turns_average", "stated": 60_000, "computed": round(nine / 9),
          "how": "mean of the size column, turns 1-9 (the stated 540,000 is 9 x this stated 60,000)"},
         {"figure": "cumulative_input", "stated": 700_000, "computed": sum(sizes),
-         "how": f"sum of the size column, turns 1-12; with turn 10 at its size after compaction: {sum(sizes[:9]) + sum(after[9:]):,}"},
+         "how": "sum of the size column, turns 1-12; with turn 10 at its size after compaction: "
+                f"{sum(sizes[:9]) + sum(after[9:]):,}"},
     ]
 
 

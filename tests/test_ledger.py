@@ -204,6 +204,7 @@ def test_context_of_one_request():
     L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
     k = int(L.requests.index[L.requests["compacted"]][0]) + 2  # the request right after a compaction
     ctx = L.context(k)
-    assert ctx[1]["content"] == "[Earlier conversation summary]\nS" and context_size(ctx) == L.requests["size"].iloc[k - 1]
+    assert ctx[1]["content"] == "[Earlier conversation summary]\nS"
+    assert context_size(ctx) == L.requests["size"].iloc[k - 1]
     with pytest.raises(IndexError):
         L.context(0)

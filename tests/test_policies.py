@@ -188,7 +188,8 @@ def test_clear_tool_uses_keeps_exactly_the_last_three_results():
     new, ev = run(ClearToolUsesPolicy(), ctx, 1_000)
     results = tool_messages(new)
     intact = [m for m in results if m["content"] != "[cleared]"]
-    assert intact == tool_messages(ctx)[-3:] and all(a is b for a, b in zip(intact, tool_messages(ctx)[-3:], strict=True))
+    last3 = tool_messages(ctx)[-3:]
+    assert intact == last3 and all(a is b for a, b in zip(intact, last3, strict=True))
     assert len(results) == 10 and ev.kind == "clear" and len(ev.removed) == 7
     assert check_history(new) == []
     # excluded tools are never cleared; clearing inputs empties the call's arguments
@@ -250,7 +251,8 @@ def test_hermes_keeps_the_head_never_leaves_an_orphan_and_prunes_old_results():
     new, ev = run(HermesAgentPolicy(), ctx, 10_000, lambda e: seen.append(e) or "S1")
     assert ctx == before
     assert check_history(new) == []
-    assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4], strict=True))  # head: first 3 messages
+    # head: first 3 messages
+    assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4], strict=True))
     assert new[0]["content"].startswith(ctx[0]["content"])  # a compaction note appended to the system message
     # hermes' own summary format: its reference-only prefix, the answer, its end marker (no user ask to ground)
     assert new[4]["role"] == "user" and new[4]["content"] == f"{HERMES_PREFIX}\nS1\n\n{HERMES_END}"  # after a tool

@@ -417,7 +417,8 @@ def test_every_explorer_output_carries_a_snapshot_of_its_current_view():
     c.controls["cut"].value = 6
     cut = c._repr_mimebundle_()
     assert "image/png" not in cut and "application/vnd.jupyter.widget-view+json" in cut
-    assert c.verdict.value in cut["text/html"] and c.table.value in cut["text/html"] and "<b>cut</b> 6" in cut["text/html"]
+    html = cut["text/html"]
+    assert c.verdict.value in html and c.table.value in html and "<b>cut</b> 6" in html
 
     k = clamp_explorer("ab" + "\u4e2d" * 10, max_bytes=6)
     clamp = k._repr_mimebundle_()

@@ -479,7 +479,8 @@ def _fit_words(lines: list[str], max_words: int) -> str:
         counts[longest] = min(counts[longest], max(2, counts[longest] - 10))
         if sum(counts) > max_words and all(c <= 2 for c in counts):
             break
-    return "\n".join(ln if c == ln.count(" ") + 1 else " ".join(ln.split(" ")[:c]) for ln, c in zip(lines, counts, strict=True))
+    return "\n".join(ln if c == ln.count(" ") + 1 else " ".join(ln.split(" ")[:c])
+                     for ln, c in zip(lines, counts, strict=True))
 
 
 def default_summarizer() -> Summarizer:

@@ -181,7 +181,9 @@ class Ledger:
     def records(self) -> list[dict]:
         """The request table as one dict per request, without pandas."""
         names = list(self.rows)
-        return [dict(zip(names, values, strict=True)) for values in zip(*self.rows.values(), strict=False)] if names else []
+        if not names:
+            return []
+        return [dict(zip(names, values, strict=True)) for values in zip(*self.rows.values(), strict=False)]
 
     @property
     def unit(self) -> str:
@@ -371,9 +373,9 @@ class Replay:
                     "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
                     "pricing": self.pricing.name if self.pricing is not None else None,
                     "pricing_object": self.pricing}
-        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
-                      self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
-                      bases=size_book.bases)
+        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings,
+                      list(self.session.notes), self.session.messages,
+                      final.messages(self.session.messages, len(self.session.messages)), bases=size_book.bases)
 
 
 def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:

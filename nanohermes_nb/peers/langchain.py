@@ -178,7 +178,8 @@ def clear_real(context: list, budget: int, size: Sizer = BYTES, **options: Any) 
 
 
 def clear_port(context: list, budget: int, size: Sizer = BYTES, **options: Any) -> list:
-    return apply_policy(resolve_policy("clear_tool_uses", **options), context, budget=budget, size=size, tokens=size).messages
+    policy = resolve_policy("clear_tool_uses", **options)
+    return apply_policy(policy, context, budget=budget, size=size, tokens=size).messages
 
 
 # --- SummarizationMiddleware -------------------------------------------------------------------------
@@ -248,7 +249,8 @@ def summarize_real(context: list, budget: int, size: Sizer = TOKENS, model: Any 
 
 
 def summarize_port(context: list, budget: int, size: Sizer = TOKENS, summarizer: Any = None, **options: Any) -> list:
-    return apply_policy(resolve_policy("langchain_summarize", **options), context, budget=budget, size=size, tokens=size,
+    policy = resolve_policy("langchain_summarize", **options)
+    return apply_policy(policy, context, budget=budget, size=size, tokens=size,
                         summarizer=summarizer or (lambda excerpt: STUB_SUMMARY)).messages
 
 

@@ -198,7 +198,8 @@ class HermesAgentPolicy(Policy):
         if isinstance(content, list):
             return _strip_image_parts(content, "[screenshot removed to save context]")
         if isinstance(content, dict) and content.get("_multimodal"):
-            return f"[screenshot removed] {(content.get('text_summary') or '[screenshot removed to save context]')[:200]}"
+            summary = content.get("text_summary") or "[screenshot removed to save context]"
+            return f"[screenshot removed] {summary[:200]}"
         if (not isinstance(content, str) or not content or content == PRUNED_TOOL_PLACEHOLDER
                 or content.startswith("[Duplicate tool output") or len(content) <= self.prune_min_chars):
             return None

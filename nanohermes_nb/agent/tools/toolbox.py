@@ -304,7 +304,8 @@ class Tools:
         try:
             real = Path(joined).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of links (Python 3.11)
-            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
+            reason = getattr(exc, "strerror", None) or exc
+            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({reason})") from None
         if not real.is_relative_to(self.root):
             raise ToolError(f"{what} {_shown(raw)} leaves the workspace")
         return real
