@@ -88,7 +88,8 @@ def main() -> None:
                 mismatches.append((name, options, seed))
     print(f"{sessions} sessions, {requests:,} requests, {checks:,} checks over budget, {acted:,} policy events")
     print(f"ledger.context(k) == what the model received, and replay == live ledger: "
-          f"{sessions - len(mismatches)} of {sessions} sessions" + (f"; mismatches: {mismatches}" if mismatches else ""))
+          f"{sessions - len(mismatches)} of {sessions} sessions"
+          + (f"; mismatches: {mismatches}" if mismatches else ""))
     step, rebuild = statistics.median(step_times), statistics.median(ledger_times)
     print(f"median live request (tools included) {step * 1000:.1f} ms; median ledger rebuild of a whole session "
           f"{rebuild * 1000:.1f} ms ({rebuild / step:.1f}x one request)")

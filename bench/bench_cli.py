@@ -61,8 +61,10 @@ def main() -> None:
     c_cpu = statistics.median(c for c, _ in clis)
     ratio = c_cpu / f_cpu
     print(f"transcript: {path.name} ({path.stat().st_size:,} bytes)")
-    print(f"json.load floor: {f_cpu * 1000:.0f} ms CPU (median of 5; wall {statistics.median(w for _, w in floors):.2f} s)")
-    print(f"nanohermes-nb ledger: {c_cpu * 1000:.0f} ms CPU (median of 5; wall {statistics.median(w for _, w in clis):.2f} s)")
+    print(f"json.load floor: {f_cpu * 1000:.0f} ms CPU "
+          f"(median of 5; wall {statistics.median(w for _, w in floors):.2f} s)")
+    print(f"nanohermes-nb ledger: {c_cpu * 1000:.0f} ms CPU "
+          f"(median of 5; wall {statistics.median(w for _, w in clis):.2f} s)")
     print(f"ratio: {ratio:.1f}x (target <= {TARGET:.0f}x): {'met' if ratio <= TARGET else 'NOT met'}")
     print(f"heavy modules imported on the ledger path: {imported_by_ledger(path) or 'none'}")
 

@@ -55,7 +55,7 @@ EDITS = [  # (module, pattern, replacement): each must apply exactly once
      "class SummarizerError(RuntimeError):"),
 ]
 
-CHILD = r"""
+CHILD = rf"""
 import json, pickle, sys, time
 from pathlib import Path
 corner, out, paths = sys.argv[1], sys.argv[2], [Path(p) for p in sys.argv[3:]]
@@ -66,15 +66,15 @@ compiled = nh.context.sizing.__file__.endswith(".so")
 def cpu(fn):
     t = time.process_time(); fn(); return time.process_time() - t
 
-%(floor)s
-kw = {} if corner == "default" else {"profiles": (), "prefix_reuse": False}
+{FLOOR}
+kw = {{}} if corner == "default" else {{"profiles": (), "prefix_reuse": False}}
 rows = []
 f = cpu(floor)
-s = cpu(lambda: rows.append(nh.sweep([str(p) for p in paths], budgets=%(budgets)r,
-                                     keep_recent=%(keeps)r, **kw)))
+s = cpu(lambda: rows.append(nh.sweep([str(p) for p in paths], budgets={BUDGETS!r},
+                                     keep_recent={KEEPS!r}, **kw)))
 pickle.dump(rows[0], open(out, "wb"))
-print(json.dumps({"ratio": s / f, "compiled": compiled}))
-""" % {"budgets": BUDGETS, "keeps": KEEPS, "floor": FLOOR}
+print(json.dumps({{"ratio": s / f, "compiled": compiled}}))
+"""
 
 
 def fail(message: str) -> None:

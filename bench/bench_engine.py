@@ -39,7 +39,7 @@ from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
 # --- one cold measurement, run in a child process ------------------------------------------------
 
-CHILD = r"""
+CHILD = rf"""
 import json, sys, time
 from pathlib import Path
 mode, paths = sys.argv[1], [Path(p) for p in sys.argv[2:]]
@@ -54,16 +54,16 @@ mode = mode.split("+")[0]
 def clocks():
     return time.perf_counter(), time.process_time()
 
-%(floor)s
+{FLOOR}
 def work():
     if mode == "sweep":
-        nh.sweep([str(p) for p in paths], budgets=%(budgets)r, keep_recent=%(keeps)r)
+        nh.sweep([str(p) for p in paths], budgets={BUDGETS!r}, keep_recent={KEEPS!r})
     else:
         nh.replay(nh.load_transcript(paths[0]), budget=30_000)
 
 w0, c0 = clocks(); floor(); w1, c1 = clocks(); work(); w2, c2 = clocks()
-print(json.dumps({"floor_wall": w1 - w0, "floor_cpu": c1 - c0, "wall": w2 - w1, "cpu": c2 - c1}))
-""" % {"budgets": BUDGETS, "keeps": KEEPS, "floor": FLOOR}
+print(json.dumps({{"floor_wall": w1 - w0, "floor_cpu": c1 - c0, "wall": w2 - w1, "cpu": c2 - c1}}))
+"""
 
 
 def cold(mode: str, paths: list[Path], runs: int) -> dict:

@@ -42,7 +42,8 @@ def main() -> None:
     paths = files(corpus())
     longest = max(paths, key=lambda p: p.stat().st_size)
     msgs = nh.load_transcript(longest)
-    nh.context.sizing.count_tokens("warm the o200k tables", "o200k")  # the tokenizer's one-off load is not part of either figure
+    # the tokenizer's one-off load is not part of either figure
+    nh.context.sizing.count_tokens("warm the o200k tables", "o200k")
     plain = cpu(lambda: nh.replay(nh.engine.recorded.RecordedSession.of(msgs), budget=30_000))
     cold = cpu(lambda: nh.replay(nh.engine.recorded.RecordedSession.of(msgs), budget=30_000, pricing="gpt-4.1"))
     tokenize = cpu(lambda: nh.engine.recorded.RecordedSession.of(msgs).prefix("o200k"))

@@ -38,7 +38,8 @@ def main() -> None:
     folder = corpus()
     longest = longest_of(folder)
     msgs = load_transcript(longest)
-    print(f"corpus: {folder}; longest transcript: {longest.name} ({longest.stat().st_size:,} bytes, {len(msgs)} messages)")
+    print(f"corpus: {folder}; longest transcript: {longest.name} "
+          f"({longest.stat().st_size:,} bytes, {len(msgs)} messages)")
 
     summarizer = ExtractiveSummarizer()
     settings = [(b, 10) for b in (30_000, 60_000, 90_000, 120_000, 150_000)] + [(120_000, k) for k in (2, 4, 6, 8, 14)]
@@ -58,8 +59,8 @@ def main() -> None:
         sweep([("t", msgs)], budgets=[120_000], keep_recent=[2, 4, 6, 8, 14], summarizer=summarizer)
 
     fast10 = median_time(sweep10, repeat=3)
-    print(f"10 settings (5 budgets, 5 keep_recent): naive replay {naive10 * 1000:8.1f} ms | sweep {fast10 * 1000:7.1f} ms | "
-          f"{naive10 / fast10:5.1f}x faster")
+    print(f"10 settings (5 budgets, 5 keep_recent): naive replay {naive10 * 1000:8.1f} ms | "
+          f"sweep {fast10 * 1000:7.1f} ms | {naive10 / fast10:5.1f}x faster")
     fast_replay = median_time(lambda: replay(msgs, budget=30_000, summarizer=summarizer))
     print(f"replay with the full ledger (rows, problems, prefix reuse, retention): {fast_replay * 1000:.1f} ms")
 
@@ -78,7 +79,8 @@ def main() -> None:
     print(f"  the same with the retention score: {time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
     sweep(named, budgets=BUDGETS, keep_recent=KEEPS, profiles=(), prefix_reuse=False)
-    print(f"  the same without the history and prefix-reuse books (sizes and savings only): {time.perf_counter() - t:.2f} s")
+    print("  the same without the history and prefix-reuse books (sizes and savings only): "
+          f"{time.perf_counter() - t:.2f} s")
     t = time.perf_counter()
     quiet = sweep(named, budgets=[10**9 + k for k in range(10)], keep_recent=KEEPS)  # no setting ever compacts
     wall = time.perf_counter() - t

@@ -58,7 +58,8 @@ def synthetic(n: int = 400) -> list[dict]:
                                                   "arguments": json.dumps({"path": f"src/f{k}_{j}.py"})}}
                                     for j, i in enumerate(ids)]})
         for j, i in enumerate(ids):
-            body = "\n".join(f"{n}\u2192line {n} of f{k}_{j}: value = compute({n})" for n in range(1, 20 + (k * 37 + j * 11) % 160))
+            body = "\n".join(f"{n}\u2192line {n} of f{k}_{j}: value = compute({n})"
+                             for n in range(1, 20 + (k * 37 + j * 11) % 160))
             msgs.append({"role": "tool", "tool_call_id": i, "content": body})
         k += 1
     msgs = msgs[: n - 1]

@@ -30,14 +30,15 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 DATA = Path(__file__).resolve().parent
 sys.path.insert(0, str(DATA.parent))
 
 from nanohermes_nb import Agent, ScriptedModel  # noqa: E402
-from nanohermes_nb.agent.loop import AgentResult
+from nanohermes_nb.agent.loop import AgentResult  # noqa: E402
 from nanohermes_nb.agent.models import ModelError  # noqa: E402
 from nanohermes_nb.agent.prompt import (  # noqa: E402
     PROJECT_CONTEXT_HEADER,
@@ -397,7 +398,8 @@ DOC_EDITS = [
     ("docs/json-schema.md", '| `"schema_version"` | integer | `2` for this layout |',
      '| `"schema_version"` | integer | `3` for this layout |'),
     ("docs/json-schema.md",
-     '| `"path"` | string | the request target exactly as sent by the client, query string included (`"/search?q=shoes"`) |\n',
+     '| `"path"` | string | the request target exactly as sent by the client, '
+     'query string included (`"/search?q=shoes"`) |\n',
      '| `"path"` | string | the request target without its query string (`"/search"` for `/search?q=shoes`) |\n'
      '| `"queries"` | integer | distinct non-empty query strings seen for this path |\n'),
     ("docs/json-schema.md",
@@ -410,8 +412,10 @@ DOC_EDITS = [
      '  and `"/search"` all count as `"/search"`; `"queries"` says how many distinct\n'
      '  query strings were seen (an empty query is not counted).\n'),
     ("docs/json-schema.md",
-     '| 2 | 0.3– | added `"bytes"`, `"period"`, `"top_hosts"`; `"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n',
-     '| 2 | 0.3–0.4 | added `"bytes"`, `"period"`, `"top_hosts"`; `"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n'
+     '| 2 | 0.3– | added `"bytes"`, `"period"`, `"top_hosts"`; '
+     '`"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n',
+     '| 2 | 0.3–0.4 | added `"bytes"`, `"period"`, `"top_hosts"`; '
+     '`"top_paths"` gained `"errors"`, `"error_rate"`, `"bytes"` and `"rank"` |\n'
      '| 3 | 0.5– | `"path"` is the bare path (query string removed); added `"queries"` |\n'),
     ("docs/json-schema.md",
      '  "schema_version": 2,\n  "requests": 0,\n',
@@ -488,8 +492,10 @@ def twelve_turns(root: Path) -> Story:
                               "and updating the report test.", patch_command(REPORT_EDITS))),
               "patched logstat/report.py")
     result = (yield from run("Regenerating the two CLI goldens and running the fast tests.",
-                             "python3 -m logstat tests/fixtures/small.log --top 8 --status > tests/fixtures/small_report.txt"
-                             " && python3 -m logstat tests/fixtures/small.log --top 3 --csv > tests/fixtures/small_top3.csv"
+                             "python3 -m logstat tests/fixtures/small.log --top 8 --status"
+                             " > tests/fixtures/small_report.txt"
+                             " && python3 -m logstat tests/fixtures/small.log --top 3 --csv"
+                             " > tests/fixtures/small_top3.csv"
                              " && python3 run_tests.py"))
     fast = summary_line(result)
     expect_in(fast, " 0 failed")
@@ -688,7 +694,7 @@ def trap_recent_over_budget(root: Path) -> Story:
                           *[("read_file", {"path": "build/big.log", "offset": o, "limit": CHUNK}) for o in offsets]))
     for r in results:
         expect_in(r, f"{ELLIPSIS} output truncated (")
-    shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets)]
+    shown = [last_line_shown(r) - o + 1 for r, o in zip(results, offsets, strict=False)]
     missing = 1 - sum(shown) / BIG_LOG_LINES
     yield Reply(f"Every chunk came back cut at 20,000 bytes: I saw only {min(shown)}–{max(shown)} of each "
                 f"{CHUNK} lines, so about {missing:.0%} of the file is missing from what I read. Smaller chunks "
@@ -768,7 +774,7 @@ def chinese_session(root: Path) -> Story:
     results = (yield call("两类分别用 grep 找出来。",
                           *[("grep", {"pattern": f"【{name}】", "path": FEEDBACK}) for name in wanted]))
     by_topic = {}
-    for name, rows in zip(wanted, results):
+    for name, rows in zip(wanted, results, strict=False):
         if "output truncated" in rows:
             raise BuildError(f"grep for {name} was clamped")
         by_topic[name] = re.findall(r": #(\d{4})｜", rows)
@@ -806,7 +812,7 @@ LEDGER_COLUMNS = ("turn", "messages", "size", "action", "compacted", "size_after
 
 def article_ledger() -> list[dict[str, Any]]:
     """The article's illustrative twelve-turn ledger, one dict per turn."""
-    return [dict(zip(LEDGER_COLUMNS, row)) for row in ARTICLE_LEDGER]
+    return [dict(zip(LEDGER_COLUMNS, row, strict=True)) for row in ARTICLE_LEDGER]
 
 
 def _cap(layer: str, limit: str, values: dict[str, int], unit: str, where: str, over: str) -> dict[str, Any]:
@@ -928,7 +934,8 @@ def article_facts() -> dict[str, Any]:
         "messages_per_turn": [
             {"turn": "question + plain text answer", "messages": 2, "count": "user + assistant"},
             {"turn": "question + 1 tool call + summary", "messages": 4, "count": "user + assistant + tool + assistant"},
-            {"turn": "question + 5 tool calls + summary", "messages": 7, "count": "user + assistant + 5 tool + assistant"},
+            {"turn": "question + 5 tool calls + summary", "messages": 7,
+             "count": "user + assistant + 5 tool + assistant"},
             {"turn": "question + 3 rounds of 2 tool calls", "messages": 11, "count": "1 + 3 × (1 + 2) + 1"},
         ],
         "summary_length": [
@@ -963,7 +970,8 @@ def _ledger_slips() -> list[dict[str, Any]]:
         {"figure": "first_nine_turns_average", "stated": 60_000, "computed": round(nine / 9),
          "how": "mean of the size column, turns 1-9 (the stated 540,000 is 9 x this stated 60,000)"},
         {"figure": "cumulative_input", "stated": 700_000, "computed": sum(sizes),
-         "how": f"sum of the size column, turns 1-12; with turn 10 at its size after compaction: {sum(sizes[:9]) + sum(after[9:]):,}"},
+         "how": "sum of the size column, turns 1-12; with turn 10 at its size after compaction: "
+                f"{sum(sizes[:9]) + sum(after[9:]):,}"},
     ]
 
 

@@ -20,7 +20,7 @@ def assistant(text: str = "", calls: list[str] | None = None, names: list[str] |
         args = args or [{"path": f"src/file{k}.py"} for k in range(len(calls))]
         m["tool_calls"] = [
             {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for cid, n, a in zip(calls, names, args)
+            for cid, n, a in zip(calls, names, args, strict=False)
         ]
     return m
 

@@ -65,7 +65,7 @@ class ChatServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -27,9 +27,10 @@ import socket
 import sys
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 DEL = object()  # a mutation value that deletes the key
 
@@ -111,14 +112,17 @@ MUTATIONS: list[tuple[str, tuple, list, str]] = [
     ("openai", (1, "role"), ["number", "array", "object", "null"], "message 1: 'role' must be a string"),
     ("openai", (1, "role"), [DEL], "message 1: missing 'role'"),
     ("openai", (1, "content"), ["number", "object", "boolean"], "message 1: content must be a string, null or a list"),
-    ("openai", (1, "content", 0), ["number", "string", "null", "array"], "message 1: content[0]: part is not an object"),
+    ("openai", (1, "content", 0), ["number", "string", "null", "array"],
+     "message 1: content[0]: part is not an object"),
     ("openai", (1, "content", 0, "text"), ["number", "object", "array", "null", DEL],
      "message 1: content[0]: text part's 'text' must be a string"),
-    ("openai", (1, "content", 0, "type"), ["number", "array", "object"], "message 1: content[0]: 'type' must be a string"),
+    ("openai", (1, "content", 0, "type"), ["number", "array", "object"],
+     "message 1: content[0]: 'type' must be a string"),
     ("openai", (1, "name"), ["number", "array"], "message 1: 'name' must be a string"),
     ("openai", (2, "tool_calls"), ["object", "number", "string", "boolean"], "message 2: tool_calls must be a list"),
     ("openai", (2, "tool_calls", 0), ["number", "string", "array", "null"], "message 2: tool_calls[0]: not an object"),
-    ("openai", (2, "tool_calls", 0, "id"), ["number", "array", "object"], "message 2: tool_calls[0]: 'id' must be a string"),
+    ("openai", (2, "tool_calls", 0, "id"), ["number", "array", "object"],
+     "message 2: tool_calls[0]: 'id' must be a string"),
     ("openai", (2, "tool_calls", 0, "id"), [DEL], "message 2: tool_calls[0]: missing 'id'"),
     ("openai", (2, "tool_calls", 0, "type"), ["number"], "message 2: tool_calls[0]: 'type' must be a string"),
     ("openai", (2, "tool_calls", 0, "function"), ["number", "string", "array"],
@@ -144,12 +148,14 @@ MUTATIONS: list[tuple[str, tuple, list, str]] = [
     ("anthropic", ("system", 0, "text"), ["number", "null"], "system: content[0]: text part's 'text' must be a string"),
     ("anthropic", ("messages",), ["number", "object", "string"], "'messages' is not a list"),
     ("anthropic", ("messages", 1, "content", 1, "type"), ["number", "array"], "message 1: content[1]: 'type' must be"),
-    ("anthropic", ("messages", 1, "content", 1, "id"), ["number", "array"], "message 1: content[1]: 'id' must be a string"),
+    ("anthropic", ("messages", 1, "content", 1, "id"), ["number", "array"],
+     "message 1: content[1]: 'id' must be a string"),
     ("anthropic", ("messages", 1, "content", 1, "id"), [DEL], "message 1: content[1]: tool_use without 'id'"),
     ("anthropic", ("messages", 1, "content", 1, "name"), ["number"], "message 1: content[1]: 'name' must be a string"),
     ("anthropic", ("messages", 1, "content", 1, "input"), ["number", "array", "string", "null"],
      "message 1: content[1]: tool_use 'input' must be an object"),
-    ("anthropic", ("messages", 1, "content", 0, "text"), ["number", "null"], "message 1: content[0]: text part's 'text'"),
+    ("anthropic", ("messages", 1, "content", 0, "text"), ["number", "null"],
+     "message 1: content[0]: text part's 'text'"),
     ("anthropic", ("messages", 2, "content", 0, "tool_use_id"), ["number", "object"],
      "message 2: content[0]: 'tool_use_id' must be a string"),
     ("anthropic", ("messages", 2, "content", 0, "tool_use_id"), [DEL],
@@ -175,11 +181,13 @@ MUTATIONS: list[tuple[str, tuple, list, str]] = [
     ("mini_swe", ("messages", 3, "tool_call_id"), [DEL], "message 3: tool message without 'tool_call_id'"),
     ("mini_swe", ("messages",), [[{"role": "exit", "content": "x"}]], "no messages"),
     ("swe", ("history",), ["number", "object", "string"], "'history' is not a list"),
-    ("swe", ("history", 3, "tool_call_ids"), ["number", "object", "string"], "message 3: 'tool_call_ids' must be a list"),
+    ("swe", ("history", 3, "tool_call_ids"), ["number", "object", "string"],
+     "message 3: 'tool_call_ids' must be a list"),
     ("swe", ("history", 3, "tool_call_ids"), [[5], [None]], "message 3: tool_call_ids[0]"),
     ("swe", ("history", 3, "tool_call_ids"), [[], DEL], "message 3: tool message without 'tool_call_id'"),
     ("swe", ("history", 3, "tool_call_id"), ["number"], "message 3: 'tool_call_id' must be a string"),
-    ("swe", ("history", 2, "tool_calls", 0, "function", "name"), ["number"], "message 2: tool_calls[0]: function 'name'"),
+    ("swe", ("history", 2, "tool_calls", 0, "function", "name"), ["number"],
+     "message 2: tool_calls[0]: function 'name'"),
     ("swe", ("history", 0, "content"), ["object", "number"], "message 0: content must be"),
     ("openhands", (1, "kind"), ["number", "array", "object"], "event 1: 'kind' must be a string"),
     ("openhands", (1, "kind"), [DEL], "event 1: event without 'kind'"),
@@ -283,7 +291,8 @@ def _encodings() -> Iterator[tuple[str, bytes, str]]:
     yield "enc_utf8_bom.json", b"\xef\xbb\xbf" + text.encode(), "UTF-8 byte-order mark"
     yield "enc_utf16le_bom.json", b"\xff\xfe" + text.encode("utf-16-le"), "UTF-16 byte-order mark (little-endian)"
     yield "enc_utf16be_bom.json", b"\xfe\xff" + text.encode("utf-16-be"), "UTF-16 byte-order mark (big-endian)"
-    yield "enc_utf32le_bom.json", b"\xff\xfe\x00\x00" + text.encode("utf-32-le"), "UTF-32 byte-order mark (little-endian)"
+    yield "enc_utf32le_bom.json", b"\xff\xfe\x00\x00" + text.encode("utf-32-le"), \
+        "UTF-32 byte-order mark (little-endian)"
     yield "enc_utf32be_bom.json", b"\x00\x00\xfe\xff" + text.encode("utf-32-be"), "UTF-32 byte-order mark (big-endian)"
     yield "enc_utf16le_nobom.json", text.encode("utf-16-le"), "looks like UTF-16 (little-endian)"
     yield "enc_utf16be_nobom.json", text.encode("utf-16-be"), "looks like UTF-16 (big-endian)"
@@ -321,7 +330,8 @@ def _nesting() -> Iterator[tuple[str, bytes, str]]:
 
 def _numbers() -> Iterator[tuple[str, bytes, str]]:
     def at(value: str) -> bytes:
-        return ('[{"role":"user","content":"q"},{"role":"assistant","content":"a","usage":{"cost":' + value + "}}]").encode()
+        return ('[{"role":"user","content":"q"},{"role":"assistant","content":"a","usage":{"cost":'
+                + value + "}}]").encode()
 
     yield "num_nan.json", at("NaN"), "message 1: usage.cost: NaN is not valid JSON"
     yield "num_infinity.json", at("Infinity"), "message 1: usage.cost: Infinity is not valid JSON"
@@ -332,19 +342,20 @@ def _numbers() -> Iterator[tuple[str, bytes, str]]:
     yield "num_int_4301_digits.json", at("1" * 4301), "an integer of 4301 digits"
     yield "num_int_1m_digits.json", at("7" * 1_000_000), "an integer of 1000000 digits"
     yield "num_nan_in_arguments_list.json", (
-        '[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",'
-        '"function":{"name":"f","arguments":"{}","x":[NaN]}}]}]').encode(), "message 0: tool_calls[0].function.x[0]"
+        b'[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",'
+        b'"function":{"name":"f","arguments":"{}","x":[NaN]}}]}]'), "message 0: tool_calls[0].function.x[0]"
     yield "num_nan_jsonl.jsonl", _jsonl(OPENAI, 4, '{"role":"tool","tool_call_id":"c1","content":"x","t":NaN}'), \
         "line 4: t: NaN"
     yield "num_top_level_nan.json", b"NaN", "NaN is not valid JSON"
     yield "num_top_level_big.json", b"9" * 5000, "number out of range"
-    yield "num_openhands_event.json", json.dumps(OPENHANDS).replace('"output": "o"', '"output": "o", "exit": Infinity').encode(), \
-        "event 3: observation.exit: Infinity"
-    yield "num_object_path.json", ('{"messages":[{"role":"user","content":"q","n":NaN}]}').encode(), "messages[0].n: NaN"
+    infinite = json.dumps(OPENHANDS).replace('"output": "o"', '"output": "o", "exit": Infinity').encode()
+    yield "num_openhands_event.json", infinite, "event 3: observation.exit: Infinity"
+    yield "num_object_path.json", (b'{"messages":[{"role":"user","content":"q","n":NaN}]}'), "messages[0].n: NaN"
 
 
 def _huge() -> Iterator[tuple[str, bytes, str]]:
-    yield "huge_role_10mb.json", b'[{"role":"' + b"r" * 10_000_000 + b'","content":"q"}]', "message 0: unknown role 'rrrr"
+    yield "huge_role_10mb.json", b'[{"role":"' + b"r" * 10_000_000 + b'","content":"q"}]', \
+        "message 0: unknown role 'rrrr"
     yield "huge_key_5mb.json", b'{"' + b"k" * 5_000_000 + b'":1}', "not a transcript"
     yield "huge_type_lc.json", b'[{"type":"' + b"t" * 5_000_000 + b'","content":"q"}]', "message 0:"
     yield "huge_last_message_bad.json", json.dumps(
@@ -365,7 +376,8 @@ def _shapes() -> Iterator[tuple[str, bytes, str]]:
     yield "shape_events_not_list.json", b'{"events": "x"}', "'events' is not a list"
     yield "shape_values_not_list.json", b'{"values": {"messages": 5}}', "'values.messages' is not a list"
     yield "shape_only_state_events.json", b'[{"kind":"ConversationStateUpdateEvent"}]', "no messages"
-    yield "shape_lc_unknown.json", b'[{"type":"human","content":"q"},{"type":"robot"}]', "message 1: unknown message type 'robot'"
+    yield "shape_lc_unknown.json", b'[{"type":"human","content":"q"},{"type":"robot"}]', \
+        "message 1: unknown message type 'robot'"
     yield "shape_lc_chat_role.json", b'[{"type":"human","content":"q"},{"type":"chat","role":5,"content":"q"}]', \
         "message 1: chat message with unknown role 5"
     yield "shape_jsonl_array_line.jsonl", _jsonl(OPENAI, 2, "[1, 2]"), "line 2: not an object (got array)"

@@ -178,7 +178,8 @@ class Hostile:
     def _chat(self, h: BaseHTTPRequestHandler) -> None:
         body = h.rfile.read(int(h.headers.get("Content-Length", 0)))
         auth = h.headers.get("Authorization", "")
-        self.requests.append({"path": h.path, "auth": auth, "body": json.loads(body or b"null"), "at": time.monotonic()})
+        self.requests.append({"path": h.path, "auth": auth, "body": json.loads(body or b"null"),
+                              "at": time.monotonic()})
         if self.chat_mode != "script":
             return getattr(self, "_" + self.chat_mode)(h)
         status, headers, text = self.script.pop(0) if len(self.script) > 1 else self.script[0]

@@ -164,7 +164,8 @@ def test_excerpt_format():
         user("  fix it  "),
         assistant("", ["c1"]),
         tool("c1", "1\u2192import os"),
-        {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:"}},
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image_url", "image_url": {"url": "data:"}},
                                      {"type": "text", "text": "here"}]},
         {"content": "no role"},
         assistant("done"),
@@ -181,7 +182,8 @@ def test_excerpt_trims_like_rust_not_like_python():
 
 
 def test_multimodal_content_lists():
-    m = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}}]}
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}}
+    m = {"role": "user", "content": [image]}
     msgs = [SYSTEM, m] + [user("u")] * 11
     rec = Recorder()
     r = compact(msgs, force=True, summarizer=rec)

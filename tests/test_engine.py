@@ -47,8 +47,8 @@ def test_apply_policy_acts_only_over_budget_and_never_touches_the_input(name):
 def test_apply_policy_with_its_own_size_and_token_meters():
     ctx = session(10, body="y" * 400)
     chars = lambda m: len(json.dumps(m))  # noqa: E731 - a size in another unit
-    at = apply_policy(nh.policies.CodexPolicy(user_message_max_tokens=5, token_count="meter"), ctx, budget=100, size=chars,
-                      tokens=lambda m: 1000, summarizer=stub)
+    at = apply_policy(nh.policies.CodexPolicy(user_message_max_tokens=5, token_count="meter"), ctx, budget=100,
+                      size=chars, tokens=lambda m: 1000, summarizer=stub)
     assert at.event.size_before == sum(chars(m) for m in ctx)
     assert at.event.size_after == sum(chars(m) for m in at.messages)
     assert "tokens truncated" in at.messages[1]["content"]  # the task does not fit 5 tokens: Codex cuts its middle
@@ -168,7 +168,8 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
     for path in corpus.files:
         rec = RecordedSession.of(nh.load_transcript(path))
         for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
-            ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False, policy=nh.NanoHermesPolicy(keep_recent=keep))
+            ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False,
+                            policy=nh.NanoHermesPolicy(keep_recent=keep))
             for r in range(1, ledger.totals.requests + 1):
                 context = ledger.context(r)
                 for profile in nh.context.history.PROFILES:
@@ -257,8 +258,8 @@ def test_dask_sweep_equals_the_in_process_sweep(tmp_path):
     distributed = pytest.importorskip("distributed")
     paths = _write(tmp_path, _named())
     local = sweep(paths, **SETTINGS)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         remote = sweep(paths, executor=client.get_executor(), **SETTINGS)
     pd.testing.assert_frame_equal(local, remote)
 
@@ -270,8 +271,10 @@ def test_sweep_streams_to_a_file_and_reads_back_equal(tmp_path, suffix):
     out = tmp_path / f"rows{suffix}"
     report = sweep(paths, out=out, window=1, **SETTINGS)
     assert report.rows == len(local) and report.transcripts == 3 and report.skipped == []
-    back = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, keep_default_na=False,
-                                                                         na_values={"keep_recent": [""], "retention": [""]})
+    if suffix == ".parquet":
+        back = pd.read_parquet(out)
+    else:
+        back = pd.read_csv(out, keep_default_na=False, na_values={"keep_recent": [""], "retention": [""]})
     back["keep_recent"] = back["keep_recent"].astype("Int64")
     pd.testing.assert_frame_equal(local, back, check_dtype=False)
     assert not list(tmp_path.glob(".rows*"))  # no temporary file left
@@ -297,7 +300,8 @@ def test_a_file_that_cannot_be_loaded_is_skipped_and_listed(tmp_path):
     with pytest.raises(nh.TranscriptError, match="notes.json"):
         sweep([*paths, str(bad)], budgets=[5_000], summarizer=S, strict=True)
     report = sweep([str(bad)], budgets=[5_000], out=tmp_path / "none.csv")
-    assert report.rows == 0 and len(report.skipped) == 1 and (tmp_path / "none.csv").read_text().startswith("transcript,")
+    assert report.rows == 0 and len(report.skipped) == 1
+    assert (tmp_path / "none.csv").read_text().startswith("transcript,")
 
 
 def test_sweep_validates_before_any_work(tmp_path):

@@ -213,7 +213,8 @@ def test_fuzz_random_bytes(tmp_path: Path, data: bytes) -> None:
 
 @_FUZZ
 @given(base=st.sampled_from(_VALID), edits=st.lists(
-    st.tuples(st.integers(0, 10_000), st.sampled_from(["delete", "insert", "replace"]), st.binary(min_size=1, max_size=3)),
+    st.tuples(st.integers(0, 10_000), st.sampled_from(["delete", "insert", "replace"]),
+              st.binary(min_size=1, max_size=3)),
     min_size=1, max_size=4))
 def test_fuzz_byte_edits_of_valid_files(tmp_path: Path, base: bytes, edits: list) -> None:
     data = bytearray(base)
@@ -230,9 +231,9 @@ def test_fuzz_byte_edits_of_valid_files(tmp_path: Path, base: bytes, edits: list
 
 _scalar = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
            | st.sampled_from(["text", "function", "user", "assistant", "tool", "c1", "{}"]))
-_json = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.sampled_from(["type", "text", "id", "name", "arguments", "function", "content", "role", "x"]), inner, max_size=4),
-    max_leaves=10)
+_keys = st.sampled_from(["type", "text", "id", "name", "arguments", "function", "content", "role", "x"])
+_json = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
+                     max_leaves=10)
 
 
 @st.composite
@@ -244,7 +245,8 @@ def _message(draw: st.DrawFn) -> Any:
     call = {"id": field("c1"), "type": field("function"),
             "function": field({"name": field("ls"), "arguments": field("{}")})}
     message = {"role": field(draw(st.sampled_from(sorted(OPENAI_ROLES)))),
-               "content": field(draw(st.none() | st.text(max_size=5) | st.just([{"type": "text", "text": field("t")}])))}
+               "content": field(draw(st.none() | st.text(max_size=5)
+                                     | st.just([{"type": "text", "text": field("t")}])))}
     for key, good in (("tool_calls", [call]), ("tool_call_id", "c1"), ("name", "n"), ("reasoning_content", "r"),
                       ("function_call", {"name": field("f"), "arguments": field("{}")})):
         if draw(st.booleans()):

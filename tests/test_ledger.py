@@ -195,7 +195,7 @@ def test_contexts_rebuild_every_request():
     L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
     contexts = list(L.contexts())
     assert len(contexts) == len(L.requests) and L.totals.compactions >= 2
-    for ctx, (_, row) in zip(contexts, L.requests.iterrows()):
+    for ctx, (_, row) in zip(contexts, L.requests.iterrows(), strict=True):
         assert len(ctx) == row["messages"] and context_size(ctx) == row["size"]
 
 
@@ -204,6 +204,7 @@ def test_context_of_one_request():
     L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
     k = int(L.requests.index[L.requests["compacted"]][0]) + 2  # the request right after a compaction
     ctx = L.context(k)
-    assert ctx[1]["content"] == "[Earlier conversation summary]\nS" and context_size(ctx) == L.requests["size"].iloc[k - 1]
+    assert ctx[1]["content"] == "[Earlier conversation summary]\nS"
+    assert context_size(ctx) == L.requests["size"].iloc[k - 1]
     with pytest.raises(IndexError):
         L.context(0)

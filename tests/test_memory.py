@@ -78,7 +78,8 @@ def test_tokenizer_english_identifiers_and_chinese() -> None:
 
 
 def test_jieba_start_up_is_silent() -> None:
-    run = subprocess.run([sys.executable, "-c", "from nanohermes_nb.agent.memory import tokenize; print(tokenize('中文分词'))"],
+    code = "from nanohermes_nb.agent.memory import tokenize; print(tokenize('中文分词'))"
+    run = subprocess.run([sys.executable, "-c", code],
                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=60)
     assert run.returncode == 0, run.stderr
     assert "中文" in run.stdout

@@ -20,7 +20,8 @@ def run(later: str, summary: str = "S", keep_recent: int = 2):
             assistant("more", ["c3"], args=[{"path": "src/other.py"}]), tool("c3", "z" * 3000),
             assistant(later, ["c4"], args=[{"path": "README.md"}]), tool("c4", "ok"),
             assistant("done")]
-    return nh.replay(msgs, budget=6_000, summarizer=lambda e: summary, needed_later=True, policy=nh.NanoHermesPolicy(keep_recent=keep_recent))
+    return nh.replay(msgs, budget=6_000, summarizer=lambda e: summary, needed_later=True,
+                     policy=nh.NanoHermesPolicy(keep_recent=keep_recent))
 
 
 def test_dropped_path_mentioned_later_and_not_kept():

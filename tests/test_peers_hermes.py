@@ -90,13 +90,16 @@ def test_the_texts_are_hermes_texts():
     assert ht.PRUNED_TOOL_PLACEHOLDER == cc._PRUNED_TOOL_PLACEHOLDER
     assert ht.TASK_HEADING == cc.HISTORICAL_TASK_HEADING
     calls = [("terminal", '{"command": "' + "c" * 90 + '"}', '{"exit_code": 2}\nx'),
-             ("read_file", '{"path": "a.py", "offset": 40}', "r" * 300), ("write_file", '{"path": "b", "content": "1\\n2"}', ""),
+             ("read_file", '{"path": "a.py", "offset": 40}', "r" * 300),
+             ("write_file", '{"path": "b", "content": "1\\n2"}', ""),
              ("search_files", '{"pattern": "foo"}', '"total_count": 7'), ("patch", '{"path": "p"}', "ok"),
              ("browser_click", '{"ref": "e1"}', "x"), ("web_search", '{"query": "q"}', "x"),
-             ("web_extract", '{"urls": [{"href": "http://a"}, "b"]}', "x"), ("delegate_task", '{"goal": "' + "g" * 70 + '"}', "x"),
+             ("web_extract", '{"urls": [{"href": "http://a"}, "b"]}', "x"),
+             ("delegate_task", '{"goal": "' + "g" * 70 + '"}', "x"),
              ("execute_code", '{"code": "print(1)\\n" }', "1\n"), ("skill_view", '{"name": "s"}', "x"),
              ("vision_analyze", '{"question": "what"}', "x"), ("memory", '{"action": "add"}', ""), ("todo", "", ""),
-             ("clarify", "", ""), ("text_to_speech", "", "x"), ("cronjob", "{}", ""), ("process", '{"action": "kill"}', ""),
+             ("clarify", "", ""), ("text_to_speech", "", "x"), ("cronjob", "{}", ""),
+             ("process", '{"action": "kill"}', ""),
              ("bash", '{"command": "ls", "cwd": "/tmp", "x": 1}', "abc"), ("mystery", "not json", "x" * 2000),
              ("bash", '["a list"]', "x"), (None, "", "x")]
     for name, args, content in calls:

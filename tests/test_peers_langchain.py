@@ -103,7 +103,7 @@ def test_langchain_round_trip_is_lossy_only_where_the_bridge_says(transcripts):
 def test_the_bridge_round_trips_every_corpus_message_exactly(transcripts):
     for _, messages in transcripts:
         converted = BRIDGE.to_langchain(messages)
-        for m, c in zip(messages, converted):
+        for m, c in zip(messages, converted, strict=False):
             assert BRIDGE.to_openai(c) is m
             # a copy goes through the "changed" path: with nothing changed it must give the same dict
             assert canonical([BRIDGE.to_openai(c.model_copy(deep=True))]) == canonical([m])

@@ -116,7 +116,7 @@ def test_codex_keeps_every_user_message_no_tool_traffic_and_a_user_summary():
     new, ev = run(CodexPolicy(), ctx, 2_000, lambda e: seen.append(e) or "did things")
     users = [m for m in ctx if m["role"] == "user"]
     assert new[0] is ctx[0]
-    assert new[1:-1] == users and all(a is b for a, b in zip(new[1:-1], users))
+    assert new[1:-1] == users and all(a is b for a, b in zip(new[1:-1], users, strict=True))
     assert not tool_messages(new) and not any(m["role"] == "assistant" for m in new)
     assert new[-1] == {"role": "user", "content": CODEX_SUMMARY_PREFIX + "\ndid things"}  # Codex's own prefix
     assert ev.kind == "summary" and ev.summarizer_calls == 1 and ev.inserted == (new[-1],)
@@ -142,7 +142,9 @@ def test_codex_selects_user_messages_newest_first_within_the_token_budget():
     assert new[1]["content"] == "x" * 18 + "\u20266 tokens truncated\u2026" + "x" * 18
     assert new[2]["content"] == "cccc" and new[1] in ev.inserted
     # the lab's earlier reading counts with the token meter instead
-    tokens = lambda m: len(text_of(m))  # one token per character
+    def tokens(m):  # one token per character
+        return len(text_of(m))
+
     new, _ = run(CodexPolicy(user_message_max_tokens=8, token_count="meter"), ctx, 10, token_meter=tokens)
     assert new[2]["content"] == "cccc" and new[1]["content"].startswith("x") and "tokens truncated" in new[1]["content"]
 
@@ -186,7 +188,8 @@ def test_clear_tool_uses_keeps_exactly_the_last_three_results():
     new, ev = run(ClearToolUsesPolicy(), ctx, 1_000)
     results = tool_messages(new)
     intact = [m for m in results if m["content"] != "[cleared]"]
-    assert intact == tool_messages(ctx)[-3:] and all(a is b for a, b in zip(intact, tool_messages(ctx)[-3:]))
+    last3 = tool_messages(ctx)[-3:]
+    assert intact == last3 and all(a is b for a, b in zip(intact, last3, strict=True))
     assert len(results) == 10 and ev.kind == "clear" and len(ev.removed) == 7
     assert check_history(new) == []
     # excluded tools are never cleared; clearing inputs empties the call's arguments
@@ -196,7 +199,9 @@ def test_clear_tool_uses_keeps_exactly_the_last_three_results():
     assert new[2] is ctx[2] and new[3] is ctx[3] and new[5]["content"] == "[cleared]"
     assert new[4]["tool_calls"][0]["function"]["arguments"] == "{}" != ctx[4]["tool_calls"][0]["function"]["arguments"]
     # clear_at_least (tokens) stops once enough is reclaimed, oldest first
-    tokens = lambda m: len(text_of(m))
+    def tokens(m):
+        return len(text_of(m))
+
     ctx = [dict(SYSTEM), user()] + [m for k in range(6) for m in tool_round(k, "r" * 100)]
     new, ev = run(ClearToolUsesPolicy(clear_at_least=150), ctx, 100, token_meter=tokens)
     assert [m["content"] == "[cleared]" for m in tool_messages(new)] == [True, True, False, False, False, False]
@@ -246,7 +251,8 @@ def test_hermes_keeps_the_head_never_leaves_an_orphan_and_prunes_old_results():
     new, ev = run(HermesAgentPolicy(), ctx, 10_000, lambda e: seen.append(e) or "S1")
     assert ctx == before
     assert check_history(new) == []
-    assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4]))  # head: first 3 messages
+    # head: first 3 messages
+    assert new[1:4] == ctx[1:4] and all(a is b for a, b in zip(new[1:4], ctx[1:4], strict=True))
     assert new[0]["content"].startswith(ctx[0]["content"])  # a compaction note appended to the system message
     # hermes' own summary format: its reference-only prefix, the answer, its end marker (no user ask to ground)
     assert new[4]["role"] == "user" and new[4]["content"] == f"{HERMES_PREFIX}\nS1\n\n{HERMES_END}"  # after a tool
@@ -344,7 +350,9 @@ def test_every_policy_keeps_every_legal_transcript_legal(corpus, name, budget):
         for e in L.compactions:
             ctx = list(e.context_after)
             # the only problem allowed is the run's own last call that never got a result
-            trailing = lambda p: p.code == "unanswered_call" and p.index == len(ctx) - 1
+            def trailing(p, ctx=ctx):
+                return p.code == "unanswered_call" and p.index == len(ctx) - 1
+
             assert [p for p in check_history(ctx) if not trailing(p)] == []
             assert e.policy == name and e.size_before > budget
         acted = L.requests["compacted"]

@@ -121,8 +121,12 @@ def test_deepseek_and_gemini_on_a_replay():
 
 
 def compacted(pricing):
-    """nanohermes, keep_recent=2, compacts once, after request 2 (9,800 bytes > 9,500): [system, summary, call 2, result 2]."""
-    return nh.replay(four_requests(), budget=9_500, summarizer=lambda e: "S", pricing=pricing, policy=nh.NanoHermesPolicy(keep_recent=2))
+    """nanohermes, keep_recent=2, compacts once, after request 2 (9,800 bytes > 9,500).
+
+    The context after it: [system, summary, call 2, result 2].
+    """
+    return nh.replay(four_requests(), budget=9_500, summarizer=lambda e: "S", pricing=pricing,
+                     policy=nh.NanoHermesPolicy(keep_recent=2))
 
 
 def test_a_compaction_breaks_the_prefix():
@@ -168,7 +172,8 @@ def test_summarizer_request_is_costed():
     ev = L.compactions[0]
     tin, tout = ev.cost["summarizer_input_tokens"], ev.cost["summarizer_output_tokens"]
     msgs = four_requests()
-    prompt = Meter(UNIT)({"role": "system", "content": nh.context.summarizers.summary_prompt()}) + 3 + count_tokens("user", UNIT)
+    system = {"role": "system", "content": nh.context.summarizers.summary_prompt()}
+    prompt = Meter(UNIT)(system) + 3 + count_tokens("user", UNIT)
     # the excerpt: one line per removed message with text (the user message, call 1's padding, its result)
     lines = sum(count_tokens(f"{m['role']}: {m['content']}\n", UNIT) for m in msgs[1:4])
     assert tin == prompt + lines
@@ -184,7 +189,7 @@ def test_summarizer_request_is_costed():
 
 def _lcp(a, b):
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if not (x is y or x == y):
             break
         n += 1
@@ -219,7 +224,7 @@ def reference(ledger, pricing):
 def check_against_reference(msgs, pricing, **kw):
     L = nh.replay(msgs, pricing=pricing, profiles=(), **kw)
     got = list(zip(*(map(int, L.requests[c]) for c in ("input_tokens", "cached_tokens", "cache_write_tokens",
-                                                         "output_tokens"))))
+                                                         "output_tokens")), strict=True))
     assert got == reference(L, pricing)
     fast = nh.sweep([("t", msgs)], budgets=[kw.get("budget", 120_000)], policies=[kw.get("policy", "nanohermes")],
                     pricing=pricing, profiles=(), unit=kw.get("unit", "bytes"), summarizer=kw.get("summarizer"))
@@ -253,7 +258,7 @@ def test_cost_between_all_cached_and_uncached(msgs, budget, rule, policy):
     L = check_against_reference(msgs, pricing, budget=budget, unit=UNIT, policy=policy, summarizer=lambda e: "S")
     r = L.requests
     for n, c, w, o, usd in zip(r["input_tokens"], r["cached_tokens"], r["cache_write_tokens"], r["output_tokens"],
-                               r["cost_usd"]):
+                               r["cost_usd"], strict=True):
         assert 0 <= c <= n and 0 <= w <= n - c
         low = pricing.cost(n, n, o)  # every input token read from the cache
         high = pricing.cost(n, 0, o, n if rule == "anthropic" else 0)  # none cached (Anthropic: all written)
@@ -288,8 +293,9 @@ def test_totals_without_rows_equal_the_rows():
     msgs = four_requests()
     for rule in RULES:
         pricing = price(rule)
-        replay = nh.engine.ledger.Replay(nh.engine.recorded.RecordedSession.of(msgs), nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
-                                  summarizer=lambda e: "S", pricing=pricing)
+        replay = nh.engine.ledger.Replay(nh.engine.recorded.RecordedSession.of(msgs),
+                                         nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
+                                         summarizer=lambda e: "S", pricing=pricing)
         assert replay.totals() == replay.ledger().totals
 
 
@@ -300,8 +306,8 @@ def test_sweep_rows_equal_replay_totals_for_the_cost_columns(corpus):
     assert {"cost_usd", "cost_usd_no_compaction", "cache_hit_rate", "needed_later", "pricing"} <= set(frame.columns)
     for _, row in frame.iterrows():
         path = next(p for p in paths if p.name == row["transcript"])
-        L = nh.replay(nh.load_transcript(path), budget=int(row["budget"]),
-                      pricing="gpt-4.1", needed_later=True, policy=nh.NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
+        L = nh.replay(nh.load_transcript(path), budget=int(row["budget"]), pricing="gpt-4.1", needed_later=True,
+                      policy=nh.NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
         for key, value in L.totals.as_dict().items():
             assert row[key] == value or (value is None and row[key] != row[key]), key
 
@@ -386,8 +392,9 @@ def test_cli_ledger_and_sweep_take_a_pricing(capsys, tmp_path):
 def test_a_priced_sweep_of_measured_sessions_on_a_process_pool_equals_in_process():
     from concurrent.futures import ProcessPoolExecutor
 
-    sessions = {"four": nh.engine.recorded.RecordedSession.of(four_requests()), "log": nh.engine.recorded.RecordedSession.of(
-        nh.load_transcript(VENDORED / "sweagent_demo_marshmallow-1867_fc.json"))}
+    sessions = {"four": nh.engine.recorded.RecordedSession.of(four_requests()),
+                "log": nh.engine.recorded.RecordedSession.of(
+                    nh.load_transcript(VENDORED / "sweagent_demo_marshmallow-1867_fc.json"))}
     grid = dict(budgets=[9_500, 30_000], pricing=["gpt-4.1", "claude-sonnet-4.5"], needed_later=True)
     here = nh.sweep(sessions, **grid)
     assert len(here) == 2 * 2 * 2 and set(here["pricing"]) == {"gpt-4.1", "claude-sonnet-4.5"}

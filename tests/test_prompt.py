@@ -140,7 +140,8 @@ def test_system_content_order(chain: dict[str, Path]) -> None:
                 + PROJECT_CONTEXT_HEADER + "This project is a CLI." + "\n"
                 + "\n" + listing(load_skills(folder)))
     assert system_content(config) == expected
-    assert expected.endswith("\n\n=== Project context (NANOHERMES.md) ===\nThis project is a CLI.\n\n- review: Review a diff")
+    assert expected.endswith("\n\n=== Project context (NANOHERMES.md) ===\nThis project is a CLI.\n\n"
+                             "- review: Review a diff")
 
 
 def test_system_content_minimal(chain: dict[str, Path]) -> None:

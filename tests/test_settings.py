@@ -67,7 +67,8 @@ def test_a_sweep_is_a_grid_over_one_settings():
     frame = sweep([("s", msgs)], base, budgets=[6_000, 9_000], keep_recent=[2, 4])
     assert len(frame) == 4 and "needed_later" in frame.columns and frame["retention"].notna().any()
     for _, row in frame.iterrows():
-        one = replay(msgs, base, budget=int(row["budget"]), policy=NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
+        one = replay(msgs, base, budget=int(row["budget"]),
+                     policy=NanoHermesPolicy(keep_recent=int(row["keep_recent"])))
         assert row["cumulative_input"] == one.totals.cumulative_input
         assert row["needed_later_items"] == one.totals.needed_later_items
 

@@ -135,11 +135,15 @@ def test_request_bytes_and_prefix_reuse():
 
 def test_budgets_defaults_follow_spec():
     b = DEFAULT_BUDGETS
-    assert (b.max_file_bytes, b.read_max_lines, b.grep_max_file_bytes, b.grep_max_matches) == (4_194_304, 2_000, 1_048_576, 200)
-    assert (b.grep_max_line_chars, b.glob_max_paths, b.command_capture_bytes, b.task_capture_bytes) == (240, 500, 262_144, 524_288)
-    assert (b.web_max_response_bytes, b.web_max_chars, b.max_output, b.max_project_docs) == (2_097_152, 20_000, 20_000, 20_000)
+    assert (b.max_file_bytes, b.read_max_lines, b.grep_max_file_bytes, b.grep_max_matches) == \
+        (4_194_304, 2_000, 1_048_576, 200)
+    assert (b.grep_max_line_chars, b.glob_max_paths, b.command_capture_bytes, b.task_capture_bytes) == \
+        (240, 500, 262_144, 524_288)
+    assert (b.web_max_response_bytes, b.web_max_chars, b.max_output, b.max_project_docs) == \
+        (2_097_152, 20_000, 20_000, 20_000)
     assert (b.skill_max_body_chars, b.memory_inject_top_k, b.memory_inject_char_budget) == (20_000, 4, 2_400)
-    assert (b.memory_max_text_chars, b.memory_max_entries, b.context_char_budget, b.keep_recent, b.summary_max_words) == (400, 500, 120_000, 10, 300)
+    assert (b.memory_max_text_chars, b.memory_max_entries, b.context_char_budget, b.keep_recent,
+            b.summary_max_words) == (400, 500, 120_000, 10, 300)
     with pytest.raises(dataclasses.FrozenInstanceError):
         b.max_output = 1
     assert b.replace(max_output=5).max_output == 5 and b.max_output == 20_000

@@ -28,7 +28,8 @@ def skill(folder: Path, name: str, text: str) -> Path:
 
 def test_load_and_list(tmp_path: Path) -> None:
     skill(tmp_path, "release", "---\nname: release\ndescription: Cut a release of the package\n---\n# Steps\n1. tag\n")
-    skill(tmp_path, "debug", '---\n# a comment\nname: "debug"\ndescription: \'Bisect a failing test\'\nversion: 2\n---\nbody\n')
+    skill(tmp_path, "debug",
+          '---\n# a comment\nname: "debug"\ndescription: \'Bisect a failing test\'\nversion: 2\n---\nbody\n')
     (tmp_path / "not-a-skill").mkdir()
     (tmp_path / "README.md").write_text("ignored")
     skills = load_skills(tmp_path)

@@ -534,7 +534,8 @@ def test_dispatch_never_raises_on_bad_calls(ws: Path) -> None:
     assert t.dispatch("rm_rf", {}).startswith("error: unknown tool 'rm_rf'")
     assert t.dispatch("read_file", {}) == "error: read_file: missing required argument 'path'"
     assert t.dispatch("read_file", {"path": 3}) == "error: read_file: argument 'path' must be a string, got int"
-    assert t.dispatch("read_file", {"path": "x", "limit": "5"}).startswith("error: read_file: argument 'limit' must be an integer")
+    assert t.dispatch("read_file", {"path": "x", "limit": "5"}).startswith(
+        "error: read_file: argument 'limit' must be an integer")
     assert t.dispatch("read_file", {"path": "x", "offest": 2}).startswith("error: read_file: unknown argument 'offest'")
     assert t.dispatch("grep", ["pattern"]).startswith("error: grep: arguments must be an object")
     assert t.dispatch("glob", "{not json").startswith("error: glob: arguments are not valid JSON")

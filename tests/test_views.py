@@ -141,7 +141,7 @@ def test_plot_ledger_artists():
     marks = by_gid(ax, "compactions", "collections")
     assert len(marks) == 1 and isinstance(marks[0], PathCollection) and len(marks[0].get_offsets()) == n
     hit = L.requests[L.requests["compacted"]]
-    assert [tuple(p) for p in marks[0].get_offsets()] == list(zip(hit["request"], hit["size_before"]))
+    assert [tuple(p) for p in marks[0].get_offsets()] == list(zip(hit["request"], hit["size_before"], strict=True))
     notes = [t.get_text() for t in ax.texts if "\u2192" in t.get_text()]
     assert len(notes) == n
     assert notes[0] == f"\u2212{hit['dropped'].iloc[0]} \u2192 {hit['size_after'].iloc[0]:,}"
@@ -163,13 +163,13 @@ def test_plot_ledger_several_ledgers():
     ax = plot_ledger([a, b])
     lines = by_gid(ax, "size")
     assert len(lines) == 2
-    labels = [l.get_label() for l in lines]
+    labels = [line.get_label() for line in lines]
     assert labels[0].startswith("nanohermes (budget 8,000") and labels[1].startswith("nanohermes (budget 6,000")
     assert f"{a.totals.compactions} compactions" in labels[0]
-    assert sorted(l.get_ydata()[0] for l in by_gid(ax, "budget")) == [6_000, 8_000]
+    assert sorted(line.get_ydata()[0] for line in by_gid(ax, "budget")) == [6_000, 8_000]
     assert len(by_gid(ax, "compactions", "collections")) == 2
     ax = plot_ledger({"generous": a, "tight": b})
-    assert [l.get_label().split(":")[0] for l in by_gid(ax, "size")] == ["generous", "tight"]
+    assert [line.get_label().split(":")[0] for line in by_gid(ax, "size")] == ["generous", "tight"]
     with pytest.raises(ValueError, match="units"):
         plot_ledger([a, compacting_ledger(unit="chars")])
 
@@ -184,7 +184,7 @@ def test_plot_cumulative():
     assert any(f"{L.totals.saving:,} bytes" in t.get_text() for t in ax.texts)
     assert "cumulative" in ax.get_ylabel() and "bytes" in ax.get_ylabel()
     ax = plot_cumulative({"8k": L, "6k": compacting_ledger(6_000)})
-    labels = [l.get_label() for l in by_gid(ax, "cumulative")]
+    labels = [line.get_label() for line in by_gid(ax, "cumulative")]
     assert len(labels) == 2 and labels[0].startswith("8k (saving") and labels[1].startswith("6k")
     assert len(by_gid(ax, "no_compaction")) == 1  # same transcript: one baseline
 
@@ -417,7 +417,8 @@ def test_every_explorer_output_carries_a_snapshot_of_its_current_view():
     c.controls["cut"].value = 6
     cut = c._repr_mimebundle_()
     assert "image/png" not in cut and "application/vnd.jupyter.widget-view+json" in cut
-    assert c.verdict.value in cut["text/html"] and c.table.value in cut["text/html"] and "<b>cut</b> 6" in cut["text/html"]
+    html = cut["text/html"]
+    assert c.verdict.value in html and c.table.value in html and "<b>cut</b> 6" in html
 
     k = clamp_explorer("ab" + "\u4e2d" * 10, max_bytes=6)
     clamp = k._repr_mimebundle_()

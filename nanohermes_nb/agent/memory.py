@@ -22,11 +22,12 @@ import re
 import stat
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
 from .files import NotRegularFile, file_kind, read_regular
@@ -99,7 +100,7 @@ _EN_STOP = frozenset(
 _ZH_STOP = frozenset("的 了 是 在 和 与 或 也 就 都 而 及 着 吗 呢 吧 啊 把 被 让 给 这 那 我 你 他 她 它".split())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jieba() -> Any:
     """jieba, imported on first Chinese text, with its startup log silenced."""
     import jieba

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
 from ..context.clamp import cut_utf8

@@ -60,7 +60,7 @@ class Budgets:
             if value < 0:
                 raise ValueError(f"Budgets.{f.name} must be >= 0, got {value}")
 
-    def replace(self, **changes: int) -> "Budgets":
+    def replace(self, **changes: int) -> Budgets:
         """A copy with some caps changed (the object itself is frozen)."""
         return dataclasses.replace(self, **changes)
 

@@ -20,7 +20,8 @@ from .messages import calls_of, text_of
 from .sizing import serialize
 from .summarizers import find_paths
 
-__all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal", "context_text", "GOAL_TERM_SHARE", "terms_in"]
+__all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal",
+           "context_text", "GOAL_TERM_SHARE", "terms_in"]
 
 # The goal counts as kept when this share of its distinctive words is still present.
 GOAL_TERM_SHARE = 0.6

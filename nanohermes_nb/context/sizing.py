@@ -261,7 +261,7 @@ def shared_prefix_bytes(
     if not previous or not current:
         return 1 if previous and current else 0
     shared = 1  # the opening '['
-    for i, (a, b) in enumerate(zip(previous, current)):
+    for i, (a, b) in enumerate(zip(previous, current, strict=False)):
         if a is b or a == b:
             shared += size(b)
             last_prev, last_cur = i == len(previous) - 1, i == len(current) - 1
@@ -311,7 +311,7 @@ def json_common_prefix(a: Any, b: Any) -> int:
     if type(a) is not dict or type(b) is not dict or not all(type(k) is str for k in (*a, *b)):
         return _common_prefix_len(_utf8(_fragment(a)), _utf8(_fragment(b)))
     shared, sep = 1, ""  # the opening '{'
-    for (ka, va), (kb, vb) in zip(a.items(), b.items()):
+    for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=False):
         key_a, key_b = f"{sep}{_fragment(ka)}:", f"{sep}{_fragment(kb)}:"
         if ka != kb:
             return shared + _common_prefix_len(_utf8(key_a), _utf8(key_b))

@@ -18,9 +18,9 @@ import functools
 import re
 import sys
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Summarizer",
@@ -35,7 +35,7 @@ __all__ = [
     "find_paths",
 ]
 
-Summarizer = Callable[[str], Optional[str]]  # excerpt text -> summary, or None for "no summary"
+Summarizer = Callable[[str], str | None]  # excerpt text -> summary, or None for "no summary"
 
 
 @runtime_checkable
@@ -255,7 +255,7 @@ class ExtractiveSummarizer:
         """
         return self._remember((len(records), hash(tuple(records))), lambda: self._summarize(records))
 
-    def summarize_span(self, head: list[tuple[str, str]], run: "RecordRun") -> str | None:
+    def summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None:
         """The same summary as ``summarize_records(head + list(run))``, without walking the run.
 
         ``run`` is a stretch of one transcript's excerpt records. What the summary
@@ -295,7 +295,7 @@ class ExtractiveSummarizer:
         return self._compose(carried, goal, decisions[-self.max_decisions:], paths[-self.max_paths:],
                              last_assistant, last_tool)
 
-    def _summarize_span(self, head: list[tuple[str, str]], run: "RecordRun") -> str | None:
+    def _summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None:
         key = ("extractive", type(self))  # a subclass may read records its own way: its own index
         index = run.shared.get(key)
         if index is None:
@@ -479,7 +479,8 @@ def _fit_words(lines: list[str], max_words: int) -> str:
         counts[longest] = min(counts[longest], max(2, counts[longest] - 10))
         if sum(counts) > max_words and all(c <= 2 for c in counts):
             break
-    return "\n".join(ln if c == ln.count(" ") + 1 else " ".join(ln.split(" ")[:c]) for ln, c in zip(lines, counts))
+    return "\n".join(ln if c == ln.count(" ") + 1 else " ".join(ln.split(" ")[:c])
+                     for ln, c in zip(lines, counts, strict=True))
 
 
 def default_summarizer() -> Summarizer:

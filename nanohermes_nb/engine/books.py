@@ -270,7 +270,7 @@ class _ProfileState:
             return self.diverged[position]
         return self.offset + self.base.found[position] + self.base.pend[position]
 
-    def rebase(self, walk: "_Walk", stop: int) -> int:
+    def rebase(self, walk: _Walk, stop: int) -> int:
         """Take the new context's counts from ``walk`` (its check after an event); the count at ``stop``.
 
         Before the walk converges, the counts are the walk's own; from there on,
@@ -307,7 +307,7 @@ class _Walk:
     counts: tuple
 
     @classmethod
-    def of(cls, written: Sequence, start: int, msgs: Sequence, base: _Baseline, profile: str) -> "_Walk":
+    def of(cls, written: Sequence, start: int, msgs: Sequence, base: _Baseline, profile: str) -> _Walk:
         checker = HistoryChecker(profile)
         for m in written:
             checker.feed(m)

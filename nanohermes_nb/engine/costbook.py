@@ -77,7 +77,8 @@ class CostBook(Book):
     consecutive stretch ends to skip most comparisons.
     """
 
-    def __init__(self, session: RecordedSession, rows: bool, pricing: Pricing, excerpt_tool_calls: bool = False) -> None:
+    def __init__(self, session: RecordedSession, rows: bool, pricing: Pricing,
+                 excerpt_tool_calls: bool = False) -> None:
         super().__init__(session, rows)
         self.pricing = pricing
         u = self.unit = pricing.tokens
@@ -143,7 +144,8 @@ class CostBook(Book):
                 totals[i] += v
             if self.rows:
                 c = self.cols
-                for name, value in zip(COST_REQUEST, (n, read, write, out, pr.cost(n, read, out, write), 0.0)):
+                values = (n, read, write, out, pr.cost(n, read, out, write), 0.0)
+                for name, value in zip(COST_REQUEST, values, strict=True):
                     c.setdefault(name, []).append(value)
             previous = n
         return tuple(totals)  # type: ignore[return-value]
@@ -183,7 +185,7 @@ class CostBook(Book):
             return pr.cached(sum(size(m) for m in x[:max(lcps)]))
         best = 0
         system = size(x[0]) if x else 0
-        for e, shared in zip(ends, lcps):
+        for e, shared in zip(ends, lcps, strict=True):
             if shared >= 1 and system >= pr.minimum:
                 best = max(best, system)  # the breakpoint at the end of the system message
             j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
@@ -209,7 +211,8 @@ class CostBook(Book):
             # x is a whole prefix of a longer earlier context that goes on with the transcript's next message:
             # later requests of this stretch may share more with it than with their predecessor (rare)
             nxt = s.messages[s.reply[k + 1]]
-            slow = [e for e, n in zip(self.ends, lcps) if n == len(x) and len(e) > n and _same(e.view(s.messages)[n], nxt)]
+            slow = [e for e, n in zip(self.ends, lcps, strict=True)
+                    if n == len(x) and len(e) > n and _same(e.view(s.messages)[n], nxt)]
             self.slow = slow or None
         else:
             self.slow = None

@@ -109,7 +109,7 @@ class Totals:
     cache_hit_rate_no_compaction: float | None = None
 
     @classmethod
-    def of(cls, books: dict[str, Any]) -> "Totals":
+    def of(cls, books: dict[str, Any]) -> Totals:
         """Totals from the books' merged totals."""
         names = _TOTAL_FIELDS.get(cls)
         if names is None:
@@ -182,7 +182,9 @@ class Ledger:
     def records(self) -> list[dict]:
         """The request table as one dict per request, without pandas."""
         names = list(self.rows)
-        return [dict(zip(names, values)) for values in zip(*self.rows.values())] if names else []
+        if not names:
+            return []
+        return [dict(zip(names, values, strict=True)) for values in zip(*self.rows.values(), strict=False)]
 
     @property
     def unit(self) -> str:
@@ -239,7 +241,7 @@ class Ledger:
                 })
         return frame(out, ["turn", "requests", "messages", "size", "action", "compacted", "size_after"])
 
-    def with_columns(self, **columns: Sequence[Any]) -> "Ledger":
+    def with_columns(self, **columns: Sequence[Any]) -> Ledger:
         """A copy whose request table has extra columns after the others, one value per request in order.
 
         What only a live run knows (the token usage an endpoint reported) joins
@@ -348,13 +350,13 @@ class Replay:
         cache = s.cache.get("policy") or s.cache.setdefault("policy", {"transcript": s.messages})
         return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens, cache)
 
-    def totals(self) -> "Totals":
+    def totals(self) -> Totals:
         """Run the loop keeping totals only (what a sweep needs)."""
         books = self.books(rows=False)
         walk(self.session, self.policy, self.env(), books)
         return Totals.of(merge_fields(b.totals() for b in books))
 
-    def ledger(self) -> "Ledger":
+    def ledger(self) -> Ledger:
         """Run the loop keeping a row per request and every event."""
 
         books = self.books(rows=True)
@@ -372,9 +374,9 @@ class Replay:
                     "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
                     "pricing": self.pricing.name if self.pricing is not None else None,
                     "pricing_object": self.pricing}
-        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings, list(self.session.notes),
-                      self.session.messages, final.messages(self.session.messages, len(self.session.messages)),
-                      bases=size_book.bases)
+        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings,
+                      list(self.session.notes), self.session.messages,
+                      final.messages(self.session.messages, len(self.session.messages)), bases=size_book.bases)
 
 
 def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:

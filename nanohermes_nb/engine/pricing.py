@@ -136,7 +136,7 @@ class Pricing:
         return (uncached * self.input + cached_tokens * self.cached_input
                 + cache_write_tokens * (self.cache_write or 0.0) + output_tokens * self.output) / 1e6
 
-    def replace(self, **changes: Any) -> "Pricing":
+    def replace(self, **changes: Any) -> Pricing:
         """The same pricing with some values changed (the user's values win)."""
         if changes.get("cache") not in (None, self.cache):  # a new rule brings its own defaults
             changes.setdefault("min_cached_tokens", None)
@@ -205,7 +205,7 @@ def pricing_presets(path: str | Path | None = None) -> dict[str, Pricing]:
     return out
 
 
-def get_pricing(pricing: "str | Pricing", **overrides: Any) -> Pricing:
+def get_pricing(pricing: str | Pricing, **overrides: Any) -> Pricing:
     """A ``Pricing`` from a preset name or an instance; ``overrides`` replace its values (user values win)."""
     if isinstance(pricing, Pricing):
         base = pricing

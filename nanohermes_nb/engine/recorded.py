@@ -62,7 +62,7 @@ class Context:
     def length(self, stop: int) -> int:
         return len(self.head) + stop - self.start
 
-    def view(self, transcript: Sequence[Message], stop: int) -> "ContextView":
+    def view(self, transcript: Sequence[Message], stop: int) -> ContextView:
         """The same messages as ``messages``, without copying the list."""
         return ContextView(self.head, transcript, self.start, stop)
 
@@ -117,7 +117,7 @@ class RecordedSession:
     cache: dict = field(default_factory=dict, repr=False)  # per-transcript caches of the books and summaries
 
     @classmethod
-    def of(cls, messages: Sequence[Mapping[str, Any]], meters: dict | None = None) -> "RecordedSession":
+    def of(cls, messages: Sequence[Mapping[str, Any]], meters: dict | None = None) -> RecordedSession:
         """Cut ``messages`` into requests (one walk, no sizes measured yet)."""
         msgs, notes = prepare(messages)
         reply, end, checks, turn = [], [], [], []

@@ -347,11 +347,12 @@ def sweep(
     cannot be loaded is skipped and listed (``frame.attrs["skipped"]`` or
     ``report.skipped``); ``strict=True`` raises at the first instead.
     ``transcripts`` may also hold ``RecordedSession`` objects (their measured
-    sizes and tokens are reused in process; an executor gets their messages). ``pricing`` (a preset name or a ``Pricing``, or
-    a list of them: one row per pricing, named in the ``pricing`` column) adds the
-    cost columns (``cost_usd``, ``cost_usd_no_compaction``, ``cache_hit_rate``,
-    tokens), so the cheapest setting can be asked in dollars; ``needed_later=True``
-    adds the needed-later retention beside ``retention``.
+    sizes and tokens are reused in process; an executor gets their messages).
+    ``pricing`` (a preset name or a ``Pricing``, or a list of them: one row per
+    pricing, named in the ``pricing`` column) adds the cost columns (``cost_usd``,
+    ``cost_usd_no_compaction``, ``cache_hit_rate``, tokens), so the cheapest
+    setting can be asked in dollars; ``needed_later=True`` adds the needed-later
+    retention beside ``retention``.
     """
     if summarizers is not None:
         if out is not None:

@@ -131,7 +131,7 @@ def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int | None:
     The same object on both sides is the same message (most of a context is
     passed through untouched), so only the others are serialized.
     """
-    for k, (x, y) in enumerate(zip(a, b)):
+    for k, (x, y) in enumerate(zip(a, b, strict=False)):
         if x is not y and canonical([x]) != canonical([y]):
             return k
     return None if len(a) == len(b) else min(len(a), len(b))

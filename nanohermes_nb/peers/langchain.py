@@ -136,7 +136,7 @@ def _calls(new: Sequence[Mapping], old: Sequence[Mapping], original: Sequence[Ma
     if not (len(new) == len(old) == len(original)):
         raise ValueError("LangChain changed the number of tool calls of a message; the bridge cannot translate that")
     out = []
-    for n, o, raw in zip(new, old, original):
+    for n, o, raw in zip(new, old, original, strict=True):
         if n == o:
             out.append(raw)
             continue
@@ -178,7 +178,8 @@ def clear_real(context: list, budget: int, size: Sizer = BYTES, **options: Any) 
 
 
 def clear_port(context: list, budget: int, size: Sizer = BYTES, **options: Any) -> list:
-    return apply_policy(resolve_policy("clear_tool_uses", **options), context, budget=budget, size=size, tokens=size).messages
+    policy = resolve_policy("clear_tool_uses", **options)
+    return apply_policy(policy, context, budget=budget, size=size, tokens=size).messages
 
 
 # --- SummarizationMiddleware -------------------------------------------------------------------------
@@ -248,7 +249,8 @@ def summarize_real(context: list, budget: int, size: Sizer = TOKENS, model: Any 
 
 
 def summarize_port(context: list, budget: int, size: Sizer = TOKENS, summarizer: Any = None, **options: Any) -> list:
-    return apply_policy(resolve_policy("langchain_summarize", **options), context, budget=budget, size=size, tokens=size,
+    policy = resolve_policy("langchain_summarize", **options)
+    return apply_policy(policy, context, budget=budget, size=size, tokens=size,
                         summarizer=summarizer or (lambda excerpt: STUB_SUMMARY)).messages
 
 

@@ -155,7 +155,7 @@ def _option_names(cls: type[Policy]) -> list[str]:
     return [f.name for f in dataclasses.fields(cast(Any, cls)) if f.init]
 
 
-def resolve_policy(policy: "str | type[Policy] | Policy | None" = None, **options: Any) -> Policy:
+def resolve_policy(policy: str | type[Policy] | Policy | None = None, **options: Any) -> Policy:
     """One policy instance from a name, a class from ``POLICIES``, an instance, or None (nanohermes).
 
     ``options`` set the policy's options; ``None`` values mean "not given" (the
@@ -186,7 +186,7 @@ def resolve_policy(policy: "str | type[Policy] | Policy | None" = None, **option
     return dataclasses.replace(cast(Any, instance), **given) if given else instance
 
 
-def accepts_option(policy: "str | type[Policy] | Policy", option: str) -> bool:
+def accepts_option(policy: str | type[Policy] | Policy, option: str) -> bool:
     """True when the policy has an option of that name."""
     if isinstance(policy, str):
         policy = POLICIES[policy]
@@ -209,7 +209,7 @@ class Applied:
 
 
 def apply_policy(
-    policy: "str | type[Policy] | Policy",
+    policy: str | type[Policy] | Policy,
     messages: Sequence[Message],
     *,
     budget: int,

@@ -198,7 +198,8 @@ class HermesAgentPolicy(Policy):
         if isinstance(content, list):
             return _strip_image_parts(content, "[screenshot removed to save context]")
         if isinstance(content, dict) and content.get("_multimodal"):
-            return f"[screenshot removed] {(content.get('text_summary') or '[screenshot removed to save context]')[:200]}"
+            summary = content.get("text_summary") or "[screenshot removed to save context]"
+            return f"[screenshot removed] {summary[:200]}"
         if (not isinstance(content, str) or not content or content == PRUNED_TOOL_PLACEHOLDER
                 or content.startswith("[Duplicate tool output") or len(content) <= self.prune_min_chars):
             return None
@@ -226,7 +227,7 @@ class HermesAgentPolicy(Policy):
         for i in range(max(0, boundary)):
             m = result[i]
             if _role(m) == "tool":
-                new = self._stand_in(m, lambda: label(i))
+                new = self._stand_in(m, lambda i=i: label(i))
                 if new is not None:
                     result[i] = {**m, "content": new}
                     changed += 1
@@ -426,7 +427,9 @@ class HermesAgentPolicy(Policy):
     @staticmethod
     def _strip_old_images(msgs: list) -> list:
         """``_strip_historical_media``: image parts before the newest image-bearing user message replaced."""
-        has_images = lambda m: isinstance(m.get("content"), list) and _strip_image_parts(m["content"], "") is not None
+        def has_images(m: Message) -> bool:
+            return isinstance(m.get("content"), list) and _strip_image_parts(m["content"], "") is not None
+
         anchor = next((i for i in range(len(msgs) - 1, -1, -1)
                        if _role(msgs[i]) == "user" and has_images(msgs[i])), -1)
         for i in range(max(anchor, 0)):

@@ -154,7 +154,7 @@ class LangChainTrimPolicy(Policy):
         target = int(env.budget * self.target_share)
         new, start = trim_last(context, target, env.meter, include_system=self.include_system,
                                start_on=self.start_on, allow_partial=self.allow_partial)
-        if len(new) == len(context) and all(a is b for a, b in zip(new, context)):
+        if len(new) == len(context) and all(a is b for a, b in zip(new, context, strict=True)):
             return context, None
         ev = make_event(self, "trim", context, new, env, size)
         first = 1 if self.include_system and role_of(context[0]) in SYSTEM_ROLES else 0

@@ -152,7 +152,7 @@ def ledger_labels(ledgers: Any) -> list[tuple[str, Any]]:
         labels.append(L.policy + (" (" + ", ".join(mine[k] for k in differ) + ")" if differ else ""))
     seen: dict[str, int] = {}
     out = []
-    for label, L in zip(labels, items):
+    for label, L in zip(labels, items, strict=True):
         seen[label] = seen.get(label, 0) + 1
         out.append((label if labels.count(label) == 1 else f"{label} #{seen[label]}", L))
     return out
@@ -369,7 +369,7 @@ def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None
         colours = ["C3" if (single and c) else base for c in compacted]
         bars = ax.bar(x, frame["size"], width=width * 0.95, color=colours, alpha=0.8,
                       label="size (largest in the turn)" if single else s.label, gid="size")
-        for patch, c in zip(bars, compacted):
+        for patch, c in zip(bars, compacted, strict=True):
             if c:
                 patch.set_hatch("//")
                 patch.set_edgecolor("0.15")
@@ -377,7 +377,7 @@ def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None
                 markeredgewidth=2, color="0.1", label="size after the turn" if k == 0 else "_nolegend_",
                 gid="size_after")
         if annotate:
-            for xi, row in zip(x, frame.itertuples()):
+            for xi, row in zip(x, frame.itertuples(), strict=True):
                 if bool(row.compacted):
                     ax.annotate(f"\u2192 {int(row.size_after):,}", xy=(xi, row.size), xytext=(0, 3),
                                 textcoords="offset points", ha="center", fontsize=7)
@@ -449,7 +449,7 @@ def composition_frame(source: Any, *, unit: str | None = None, per_request: bool
         contexts, inserted = [(0, list(source))], set()
     else:
         inserted = {id(m) for e in ledger.compactions for m in getattr(e, "inserted", ())}
-        contexts = list(zip(ledger.requests["request"], ledger.contexts()))
+        contexts = list(zip(ledger.requests["request"], ledger.contexts(), strict=False))
         if not contexts:
             contexts = [(0, list(ledger.messages))]
     rows = []
@@ -628,7 +628,7 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
     if any(cut):
         ax.bar(x, cut, bottom=kept, width=0.85, color="C3", alpha=0.45, hatch="//", edgecolor="C3",
                linewidth=0, label="cut by the cap", gid="cut")
-    over = [(xi, r) for xi, r in zip(x, reports) if r.truncated]
+    over = [(xi, r) for xi, r in zip(x, reports, strict=True) if r.truncated]
     total = sum(r.input_bytes for r in reports)
     lost = sum(cut)
     if title is None:

@@ -31,9 +31,10 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ...context.clamp import utf8_boundary
 from .cgroup import ENTER, JobCgroup

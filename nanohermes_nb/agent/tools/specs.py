@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import reprlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ...context.budgets import DEFAULT_BUDGETS, Budgets
 

@@ -13,9 +13,10 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import re2
 
@@ -281,7 +282,7 @@ class Tools:
         """End every process a background task started (its whole group and its descendants)."""
         _end_jobs(self._jobs)
 
-    def __enter__(self) -> "Tools":
+    def __enter__(self) -> Tools:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -303,7 +304,8 @@ class Tools:
         try:
             real = Path(joined).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of links (Python 3.11)
-            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
+            reason = getattr(exc, "strerror", None) or exc
+            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({reason})") from None
         if not real.is_relative_to(self.root):
             raise ToolError(f"{what} {_shown(raw)} leaves the workspace")
         return real
