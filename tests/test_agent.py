@@ -157,7 +157,8 @@ def test_calls_without_ids_or_with_object_arguments_are_normalized(workspace):
         result = agent.run("Read it.")
     reply = result.messages[2]
     assert reply == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]}
+        {"id": "call_1_1", "type": "function",
+         "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]}
     assert result.messages[3]["tool_call_id"] == "call_1_1" and "the answer is 42" in result.messages[3]["content"]
 
 
@@ -217,7 +218,8 @@ def test_repeated_500_stops_the_run_with_error_and_keeps_the_session(workspace, 
     script = [reads("notes.txt"), Raw(500, '{"error": "internal"}')]
     with ChatServer(script, repeat=True) as server, Agent(workspace, model_for(server)) as agent:
         result = agent.run("Read the notes.")
-    assert result.error.startswith("request 2 failed: HTTP 500") and "\n" not in result.error and KEY not in result.error
+    assert result.error.startswith("request 2 failed: HTTP 500")
+    assert "\n" not in result.error and KEY not in result.error
     assert [m["role"] for m in result.messages] == ["system", "user", "assistant", "tool"]
     assert len(server.agent_requests) == 2  # a 500 is not retried
     assert len(result.ledger.requests) == 1 and result.calls[-1].error == result.error.split(": ", 1)[1]
@@ -341,7 +343,7 @@ def scripted_session(seed: int, workspace, policy, budget: int, unit: str = "byt
     turns = random_turns(seed)
     model = ScriptedModel([item for t in turns for item in t])
     with Agent(workspace, model, budget=budget, policy=policy, unit=unit, system="You are a test agent.") as agent:
-        for k, t in enumerate(turns):
+        for k in range(len(turns)):
             result = agent.run(f"Task part {k}: read what you need.")
             assert result.ok, result.error
     return model, result
@@ -379,10 +381,11 @@ def test_the_live_checks_are_exactly_the_checks_the_replay_loop_makes(workspace)
     tampered.pop("ledger", None)
     missing = nh.agent.loop.AgentResult(**{**tampered, "events": result.events[1:]})
     with pytest.raises(LiveReplayMismatch):
-        missing.ledger
-    moved = nh.agent.loop.AgentResult(**{**tampered, "events": result.events[:1] + (result.events[0],) + result.events[1:]})
+        _ = missing.ledger
+    doubled = result.events[:1] + (result.events[0],) + result.events[1:]
+    moved = nh.agent.loop.AgentResult(**{**tampered, "events": doubled})
     with pytest.raises(LiveReplayMismatch):
-        moved.ledger
+        _ = moved.ledger
 
 
 def test_a_declined_check_and_a_token_trigger_stay_consistent(workspace):

@@ -53,7 +53,8 @@ def test_system_notice_between_call_and_result_breaks_pairing():
 
 
 def test_missing_and_unknown_roles():
-    assert codes([SYSTEM, {"content": "x"}, {"role": "robot", "content": "y"}]) == [(1, "missing_role"), (2, "unknown_role")]
+    found = codes([SYSTEM, {"content": "x"}, {"role": "robot", "content": "y"}])
+    assert found == [(1, "missing_role"), (2, "unknown_role")]
 
 
 def test_anthropic_profile():

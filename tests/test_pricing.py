@@ -293,9 +293,9 @@ def test_totals_without_rows_equal_the_rows():
     msgs = four_requests()
     for rule in RULES:
         pricing = price(rule)
-        replay = nh.engine.ledger.Replay(nh.engine.recorded.RecordedSession.of(msgs),
-                                         nh.resolve_policy("nanohermes", keep_recent=2), 9_000,
-                                         summarizer=lambda e: "S", pricing=pricing)
+        settings = nh.Settings(budget=9_000, policy=nh.NanoHermesPolicy(keep_recent=2), summarizer=lambda e: "S",
+                               pricing=pricing)
+        replay = nh.engine.ledger.Replay(nh.engine.recorded.RecordedSession.of(msgs), settings)
         assert replay.totals() == replay.ledger().totals
 
 

@@ -111,7 +111,7 @@ class Step:
     seconds: float
     unit: str
     error: str | None = None  # the reply was unusable (e.g. neither content nor tool calls)
-    agent: "Agent | None" = field(default=None, repr=False, compare=False)
+    agent: Agent | None = field(default=None, repr=False, compare=False)
 
     @property
     def event(self) -> Event | None:
@@ -192,7 +192,7 @@ class _Replayed(Policy):
         rec = self.events[self.used]
         self.used += 1
         same = size == rec.size and len(context) == len(rec.before) and all(
-            a is b for a, b in zip(context, rec.before))
+            a is b for a, b in zip(context, rec.before, strict=False))
         if not same:
             raise LiveReplayMismatch(f"the replay's check number {self.used} ({len(context)} messages, size "
                                      f"{size:,}) is not the live loop's check after request {rec.request} "
@@ -332,7 +332,7 @@ class Agent:
     """
 
     def __init__(self, workspace: Any, model: Model, *, budget: int | None = None,
-                 policy: "str | type[Policy] | Policy | None" = None, summarizer: Summarizer | None = None,
+                 policy: str | type[Policy] | Policy | None = None, summarizer: Summarizer | None = None,
                  budgets: Budgets = DEFAULT_BUDGETS, config: SystemConfig | None = None, memory: Any = None,
                  system: str | None = None, unit: str = "bytes", settings: Settings | None = None) -> None:
         if not callable(getattr(model, "complete", None)):
@@ -375,7 +375,7 @@ class Agent:
         return (f"Agent({str(self.workspace)!r}, {self.model!r}, budget={self.budget:,} {self.unit}, "
                 f"policy={self.policy.label})")
 
-    def __enter__(self) -> "Agent":
+    def __enter__(self) -> Agent:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -128,7 +128,7 @@ class OpenAICompatibleSummarizer:
         self.answers: dict[str, tuple[str | None, SummaryCost | None]] = {}
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> "OpenAICompatibleSummarizer | None":
+    def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> OpenAICompatibleSummarizer | None:
         """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
         found = endpoint_from_env(env)
         return None if found is None else cls(*found, **options)
@@ -277,7 +277,7 @@ class Usage:
     cached_tokens: int | None = None
 
     @classmethod
-    def of(cls, data: Any) -> "Usage | None":
+    def of(cls, data: Any) -> Usage | None:
         """From a reply's ``usage`` object: ``prompt_tokens``, ``completion_tokens`` and
         ``prompt_tokens_details.cached_tokens`` (DeepSeek's ``prompt_cache_hit_tokens``
         when that is absent); None when the reply has no usable ``usage``."""
@@ -374,7 +374,7 @@ class OpenAICompatibleModel:
         self.timeout = float(timeout)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> "OpenAICompatibleModel | None":
+    def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> OpenAICompatibleModel | None:
         """Configured from NANOHERMES_LLM_BASE_URL / _API_KEY / _MODEL; None when no URL is set."""
         found = endpoint_from_env(env)
         return None if found is None else cls(*found, **options)
@@ -589,7 +589,7 @@ class ModelSummarizer:
             self.on_reply(reply, time.perf_counter() - started, None)
         return text
 
-    def recorded(self) -> "RecordedSummarizer":
+    def recorded(self) -> RecordedSummarizer:
         """A summarizer that gives back exactly the answers received so far."""
         return RecordedSummarizer(dict(self.answers))
 

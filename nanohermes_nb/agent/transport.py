@@ -40,8 +40,9 @@ import socket
 import threading
 import time
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import httpcore
 import httpx
@@ -267,7 +268,8 @@ class _Stream(httpcore.NetworkStream):
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
-        inner = self._inner.start_tls(ssl_context, server_hostname, self._deadline.cap(timeout, httpcore.ConnectTimeout))
+        cap = self._deadline.cap(timeout, httpcore.ConnectTimeout)
+        inner = self._inner.start_tls(ssl_context, server_hostname, cap)
         return _Stream(inner, self._deadline)
 
     def get_extra_info(self, info: str) -> Any:

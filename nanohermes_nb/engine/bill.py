@@ -182,7 +182,9 @@ def session_bill(requests: Iterable[Any], presets: Mapping[str, Pricing] | None 
             unpriced[r.model or "?"] = None
         else:
             cost += c
-    return SessionBill(n, reported, *sums, cost_usd=cost, models=models, unpriced=tuple(unpriced))
+    inputs, writes, reads, outputs, reasoning = sums
+    return SessionBill(n, reported, inputs, writes, reads, outputs, reasoning, cost_usd=cost, models=models,
+                       unpriced=tuple(unpriced))
 
 
 def bill_lines(transcript: Any) -> list[str]:

@@ -96,7 +96,7 @@ class CacheRule:
     @classmethod
     def for_pricing(cls, pricing: Pricing | None) -> CacheRule:
         if pricing is not None and pricing.cache == "openai":
-            return cls("openai", TTL_SECONDS["openai"], pricing.step)
+            return cls("openai", TTL_SECONDS["openai"], pricing.rounding)
         return cls("anthropic", TTL_SECONDS["anthropic"], 1)
 
     def read(self, previous: float) -> float:
@@ -131,7 +131,7 @@ def _lstsq(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 def fit_session(facts: Sequence[RequestFacts], requests: int = FIT_REQUESTS) -> Fit | None:
     """The hidden prefix and the token scale from the first ``requests`` billed requests before any compaction."""
-    points = []
+    points: list[Any] = []
     for f in facts:
         if f.compacted and points:
             break
@@ -228,8 +228,10 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
         if fit is None:
             break
         free = fit.prompt(f.visible)
-        anchored = prev is not None and prev.usage is not None and not f.compacted and f.model == prev.model
-        est = prev.usage.prompt_tokens + fit.scale * (f.visible - prev.visible) if anchored else free
+        if prev is not None and prev.usage is not None and not f.compacted and f.model == prev.model:
+            est = prev.usage.prompt_tokens + fit.scale * (f.visible - prev.visible)  # anchored on the last bill
+        else:
+            est = free
         est = max(est, 0.0)
         ttl = f.ttl or rule.ttl
         cached = min(_expected(f, prev, prev_prompt, turn_prompt, fit, rule, ttl), est)
@@ -396,7 +398,7 @@ def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o20
         compacted = False
         while k < len(cuts) and cuts[k][0] <= i:
             (start, head), compacted, k = cuts[k], True, k + 1
-        visible = p[i] if start is None else system + head + p[i] - p[start]
+        visible = p[i] if start is None or head is None else system + head + p[i] - p[start]
         own = _ttl_of(r.usage) if r.usage is not None else None
         turn = bisect_right(users, i) > bisect_right(users, before)  # a user message since the previous request
         out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
@@ -416,7 +418,7 @@ def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> 
     presets = pricing_presets() if presets is None else presets
     facts = facts_from_transcript(transcript)
     prices = {f.model: price_for_model(f.model, presets) for f in facts}
-    return calibrate_facts(facts, prices)
+    return calibrate_facts(facts, {k: v for k, v in prices.items() if v is not None})
 
 
 def calibration_table(transcripts: Any) -> tuple[Any, dict]:

@@ -258,8 +258,9 @@ def ccusage_claude_cost(path: str | os.PathLike, table: dict) -> float:
                 continue
             msg = rec.get("message") if isinstance(rec, dict) else None
             usage = msg.get("usage") if isinstance(msg, dict) else None
-            if not isinstance(usage, dict) or not all(isinstance(usage.get(k), (int, float))
-                                                      for k in ("input_tokens", "output_tokens")):
+            counted = isinstance(usage, dict) and all(isinstance(usage.get(k), (int, float))
+                                                      for k in ("input_tokens", "output_tokens"))
+            if not isinstance(msg, dict) or not isinstance(usage, dict) or not counted:
                 continue
             if msg.get("content") is not None and not isinstance(msg.get("content"), list):
                 continue

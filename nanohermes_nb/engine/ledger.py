@@ -379,7 +379,8 @@ class Replay:
                       final.messages(self.session.messages, len(self.session.messages)), bases=size_book.bases)
 
 
-def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = None, **changes: Any) -> Ledger:
+def replay(messages: Sequence[Mapping[str, Any]] | RecordedSession, settings: Settings | None = None,
+           **changes: Any) -> Ledger:
     """Replay ``messages`` under ``settings`` and return its ledger (SPEC section 5).
 
     ``settings`` defaults to ``Settings()`` (NanoHermes, 120,000 bytes); keyword
@@ -390,7 +391,8 @@ def replay(messages: Sequence[Mapping[str, Any]], settings: Settings | None = No
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
     ledger = Replay(session, chosen).ledger()
     # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
-    if isinstance(getattr(messages, "requests", None), tuple) and messages.requests:
+    requests = getattr(messages, "requests", None)
+    if isinstance(requests, tuple) and requests:
         from .bill import with_bill
 
         ledger = with_bill(ledger, messages)

@@ -75,6 +75,8 @@ def replay_cost(ledger: Any, times: Sequence[float | None], fit: Fit, rule: Cach
 def whatif_row(ledger: Any, times: Sequence[float | None], calibration: Calibration, pricing: Pricing) -> dict:
     """One policy's row of the what-if table."""
     eff = calibration.summary.get("cache_efficiency", 1.0) or 1.0
+    if calibration.fit is None:
+        raise ValueError("no fit: the session has too few billed requests to calibrate the model")
     money = replay_cost(ledger, times, calibration.fit, calibration.rule, pricing, eff)
     t = ledger.totals
     return {"policy": ledger.policy, "source": "replay", "requests": t.requests, "compactions": t.compactions,
@@ -126,7 +128,7 @@ def modelled_cost(calibration: Calibration, prices: Any) -> dict:
                 r["time"] is not None and previous["time"] is not None and r["time"] - previous["time"] > rule.ttl):
             c = 0.0
         elif r["compacted"]:
-            c = rule.read(fit.hidden)
+            c = rule.read(fit.hidden) if fit is not None else 0.0
         else:
             c = rule.read(float(previous["est_prompt_free"]))
         c = min(c * eff, p)

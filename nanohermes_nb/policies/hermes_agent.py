@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -227,7 +228,7 @@ class HermesAgentPolicy(Policy):
         for i in range(max(0, boundary)):
             m = result[i]
             if _role(m) == "tool":
-                new = self._stand_in(m, lambda i=i: label(i))
+                new = self._stand_in(m, functools.partial(label, i))
                 if new is not None:
                     result[i] = {**m, "content": new}
                     changed += 1

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, Union
 
 __all__ = [
     "Transcript",
@@ -161,7 +162,7 @@ class Transcript(list):
     def __init__(self, messages: Iterable[Message] = (), path: str = "", format: str = "openai", *,
                  agent: str = "", requests: Iterable[AgentRequest] = (),
                  compactions: Iterable[ToolCompaction] = (), skipped: Iterable[str] = (),
-                 sidechains: Iterable["Transcript"] = ()) -> None:
+                 sidechains: Iterable[Transcript] = ()) -> None:
         super().__init__(messages)
         self.path = path
         self.format = format

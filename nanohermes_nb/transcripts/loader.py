@@ -16,8 +16,9 @@ Anthropic ``system``, ``events``, LangGraph's ``values.messages``).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .agentlogs import AGENT_FORMATS, iter_agent_log_paths, read_agent_document, read_agent_log
 from .anthropic import anthropic_system

@@ -21,8 +21,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .base import Bad, kind
 
@@ -359,7 +360,7 @@ def _parse_jsonl(raw: bytes, decoder: StrictDecoder) -> tuple[list[Any], list[in
 def check_tree(data: Any, lines: list[int] | None, rejected: bool) -> None:
     """Refuse nesting ``MAX_DEPTH`` deep and the numbers the decoder marked, by their place."""
     if lines is not None:
-        for number, item in zip(lines, data):
+        for number, item in zip(lines, data, strict=False):
             found = first_problem(item, rejected)
             if found:
                 raise Bad(_where(f"line {number}", found[0]), found[1])
