@@ -8,6 +8,8 @@ clone has. Every benchmark prints the folder it read, so a figure says what it w
 from __future__ import annotations
 
 import os
+import statistics
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,3 +46,13 @@ def files(folder: Path) -> list[Path]:
 def longest(folder: Path) -> Path:
     """The largest transcript of a folder, by bytes on disk."""
     return max(files(folder), key=lambda p: p.stat().st_size)
+
+
+def cpu(fn, runs: int = 3) -> float:
+    """The median CPU time (this process) of ``runs`` calls of ``fn``."""
+    out = []
+    for _ in range(runs):
+        c0 = time.process_time()
+        fn()
+        out.append(time.process_time() - c0)
+    return statistics.median(out)

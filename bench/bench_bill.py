@@ -16,30 +16,19 @@ CPU time (``time.process_time``), medians of 3 (sweeps: 1 run); the ratios are w
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _corpus import BUDGETS, KEEPS  # noqa: E402
+from _corpus import BUDGETS, KEEPS, cpu  # noqa: E402
 
 from nanohermes_nb.engine.ledger import replay  # noqa: E402
 from nanohermes_nb.engine.recorded import RecordedSession  # noqa: E402
 from nanohermes_nb.engine.sweep import sweep  # noqa: E402
 from nanohermes_nb.transcripts import load_transcript  # noqa: E402
-
-
-def cpu(fn, runs: int = 3) -> float:
-    out = []
-    for _ in range(runs):
-        c0 = time.process_time()
-        fn()
-        out.append(time.process_time() - c0)
-    return statistics.median(out)
 
 
 def folder() -> Path:

@@ -14,28 +14,17 @@ CPU time (``time.process_time``), medians of 3; the ratios are what to quote.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _corpus import corpus, files  # noqa: E402
+from _corpus import corpus, cpu, files  # noqa: E402
 from bench_engine import BUDGETS, KEEPS  # noqa: E402
 
 import nanohermes_nb as nh  # noqa: E402
-
-
-def cpu(fn, runs: int = 3) -> float:
-    out = []
-    for _ in range(runs):
-        c0 = time.process_time()
-        fn()
-        out.append(time.process_time() - c0)
-    return statistics.median(out)
 
 
 def main() -> None:

@@ -150,3 +150,10 @@ def close_figures():
     yield
     for n in set(plt.get_fignums()) - before:
         plt.close(n)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests talk to servers they start on 127.0.0.1: a proxy in the environment must not reach them."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)

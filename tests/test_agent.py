@@ -34,12 +34,6 @@ SAME = ["request", "turn", "index", "messages", "size", "size_before", "compacte
         "request_bytes", "problems_openai", "problems_anthropic", "problems_gemini"]
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def workspace(tmp_path):
     return agent_workspace(tmp_path)

@@ -29,12 +29,6 @@ PYDANTIC_500 = json.dumps({"error": {"message": "[{'type': 'string_type', 'loc':
                                                 "'msg': 'Input should be a valid string', 'input': None}]"}})
 
 
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def workspace(tmp_path):
     return agent_workspace(tmp_path)
