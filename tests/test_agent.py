@@ -558,6 +558,8 @@ def test_the_data_sessions_recorded_live_have_the_ledgers_their_replays_have(mak
         assert [e.turn for e in live.compactions] == [10]  # compaction fired live in turn 10, as in the article
 
 
+@pytest.mark.slow  # executes notebook 18 in a kernel
+@pytest.mark.timeout(600)
 def test_the_notebook_runs_the_loop_against_an_endpoint_when_one_is_set(tmp_path, monkeypatch):
     """Notebook 18 offline is run by test_notebooks; here its other path, against a local endpoint."""
     from conftest import ROOT

@@ -112,6 +112,7 @@ def test_for_build_inserts_solution_and_recheck_and_the_input_is_unchanged():
         [c.source for c in nb.cells] + [built.cells[-1].source]
 
 
+@pytest.mark.slow  # starts a kernel
 @pytest.mark.parametrize("body, ok", [("return 2 * x", True), ("return x + x + (x == 3)", False)])
 def test_the_build_passes_a_right_solution_and_fails_a_wrong_one(tmp_path, body, ok):
     path = tmp_path / "99_demo.ipynb"
