@@ -169,6 +169,38 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
 _ROLE_LETTER = {"system": "S", "summary": "Σ", "user": "U", "assistant": "A", "tool": "T", "other": "?"}
 
 
+def _cut_bands(ax: Axes, cut: int, n: int, top: float, bottom: float, height: float) -> None:
+    """The bands from where the dropped and the kept messages were to where they went, and the note's arrow."""
+    link = dict(facecolor="0.6", alpha=0.18, linewidth=0)
+    ax.add_patch(Polygon([(1, top - 0.25), (cut, top - 0.25), (2, bottom + height + 0.05),
+                          (1, bottom + height + 0.05)], **link, gid="dropped_band"))
+    if cut < n:
+        ax.add_patch(Polygon([(cut, top - 0.25), (n, top - 0.25), (2 + n - cut, bottom + height + 0.05),
+                              (2, bottom + height + 0.05)], facecolor="C0", alpha=0.12, linewidth=0,
+                             gid="kept_band"))
+    ax.text((1 + cut) / 2, top - 0.32, f"dropped: {cut - 1} message{'s' if cut - 1 != 1 else ''}",
+            ha="center", va="top", fontsize=8, color="0.3")
+    ax.annotate("note at index 1", xy=(1.5, bottom - 0.25), xytext=(1.5, bottom - 0.6), ha="center", va="top",
+                fontsize=8, color=CATEGORY_COLOURS["summary"],
+                arrowprops=dict(arrowstyle="->", color=CATEGORY_COLOURS["summary"], linewidth=0.8))
+
+
+def _cut_marks(ax: Axes, result: Any, cut: int | None, n: int, top: float, height: float) -> None:
+    """The cut used (and the simple cut, where it differs) as vertical lines above the input row."""
+    if cut is None:
+        return
+    naive = getattr(result, "naive_cut", None)
+    marks = []
+    if naive is not None and naive != cut:
+        marks.append((naive, f"simple cut {naive}", "0.25", "--", "naive_cut"))
+    marks.append((cut, f"cut {cut}" + (" (past the end)" if cut == n else ""), "C3", "-", "cut"))
+    for k, (x, label, colour, style, gid) in enumerate(marks):
+        ax.plot([x, x], [top - 0.15, top + height + 0.55], color=colour, linestyle=style, linewidth=1.6, gid=gid)
+        right = x > 0.75 * n  # near the right edge the label goes to the left of its line
+        ax.text(x - 0.15 if right else x + 0.15, top + height + 0.5 - 0.28 * k, label, ha="right" if right else "left",
+                va="top", fontsize=8, color=colour)
+
+
 def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """The message array before and after one compaction: a box per message, coloured by role.
 
@@ -207,29 +239,8 @@ def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -
         box(j, bottom, m, faded=False, gid="summary" if compacted and j == 1 else "after")
         index_label(j, bottom, j)
     if compacted:  # bands from where each part was to where it went
-        link = dict(facecolor="0.6", alpha=0.18, linewidth=0)
-        ax.add_patch(Polygon([(1, top - 0.25), (cut, top - 0.25), (2, bottom + height + 0.05),
-                              (1, bottom + height + 0.05)], **link, gid="dropped_band"))
-        if cut < n:
-            ax.add_patch(Polygon([(cut, top - 0.25), (n, top - 0.25), (2 + n - cut, bottom + height + 0.05),
-                                  (2, bottom + height + 0.05)], facecolor="C0", alpha=0.12, linewidth=0,
-                                 gid="kept_band"))
-        ax.text((1 + cut) / 2, top - 0.32, f"dropped: {cut - 1} message{'s' if cut - 1 != 1 else ''}",
-                ha="center", va="top", fontsize=8, color="0.3")
-        ax.annotate("note at index 1", xy=(1.5, bottom - 0.25), xytext=(1.5, bottom - 0.6), ha="center", va="top",
-                    fontsize=8, color=CATEGORY_COLOURS["summary"],
-                    arrowprops=dict(arrowstyle="->", color=CATEGORY_COLOURS["summary"], linewidth=0.8))
-    naive = getattr(result, "naive_cut", None)
-    marks = []
-    if compacted and naive is not None and naive != cut:
-        marks.append((naive, f"simple cut {naive}", "0.25", "--", "naive_cut"))
-    if compacted:
-        marks.append((cut, f"cut {cut}" + (" (past the end)" if cut == n else ""), "C3", "-", "cut"))
-    for k, (x, label, colour, style, gid) in enumerate(marks):
-        ax.plot([x, x], [top - 0.15, top + height + 0.55], color=colour, linestyle=style, linewidth=1.6, gid=gid)
-        right = x > 0.75 * n  # near the right edge the label goes to the left of its line
-        ax.text(x - 0.15 if right else x + 0.15, top + height + 0.5 - 0.28 * k, label, ha="right" if right else "left",
-                va="top", fontsize=8, color=colour)
+        _cut_bands(ax, cut, n, top, bottom, height)
+    _cut_marks(ax, result, cut, n, top, height)
     handles = [Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in CATEGORIES
                if any(_category(m, inserted) == c for m in (*source, *after))]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
