@@ -336,6 +336,49 @@ def _turn_series(data: Any, budget: int | None, unit: str | None) -> list[_TurnS
             for k, item in enumerate(items) for s in _turn_series(item, budget, unit)]
 
 
+def _turn_bars(ax: Axes, s: _TurnSeries, k: int, n: int, annotate: bool) -> None:
+    """One series of ``plot_by_turn``: its bars (compactions hatched), ``size_after`` dots, the labels."""
+    width = 0.8 / n
+    single = n == 1
+    frame = s.frame
+    offset = (k - (n - 1) / 2) * width
+    x = frame["turn"].astype(float) + offset
+    compacted = frame["compacted"].astype(bool).tolist()
+    base = "C0" if single else f"C{k}"
+    colours = ["C3" if (single and c) else base for c in compacted]
+    bars = ax.bar(x, frame["size"], width=width * 0.95, color=colours, alpha=0.8,
+                  label="size (largest in the turn)" if single else s.label, gid="size")
+    for patch, c in zip(bars, compacted, strict=True):
+        if c:
+            patch.set_hatch("//")
+            patch.set_edgecolor("0.15")
+    ax.plot(x, frame["size_after"], linestyle="none", marker="_", markersize=max(4.0, 24.0 / n),
+            markeredgewidth=2, color="0.1", label="size after the turn" if k == 0 else "_nolegend_",
+            gid="size_after")
+    if annotate:
+        for xi, row in zip(x, frame.itertuples(), strict=True):
+            if bool(row.compacted):
+                ax.annotate(f"\u2192 {int(row.size_after):,}", xy=(xi, row.size), xytext=(0, 3),
+                            textcoords="offset points", ha="center", fontsize=7)
+
+
+def _turn_legend(ax: Axes, items: list[_TurnSeries]) -> None:
+    """The legend: one patch per series, the lines drawn, and the hatched compaction patch."""
+    single = len(items) == 1
+    # proxies: a container's legend entry copies its first bar, which may be a hatched compaction
+    handles, labels = [], []
+    for k, s in enumerate(items):
+        handles.append(Patch(facecolor="C0" if single else f"C{k}", alpha=0.8))
+        labels.append("size (largest in the turn)" if single else s.label)
+    for line in ax.lines:
+        if not line.get_label().startswith("_"):
+            handles.append(line)
+            labels.append(line.get_label())
+    handles.append(Patch(facecolor="C3" if single else "white", edgecolor="0.15", hatch="//"))
+    labels.append("compaction in this turn")
+    ax.legend(handles, labels, fontsize=8, loc="best")
+
+
 def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None, unit: str | None = None,
                  annotate: bool = True, title: str | None = None) -> Axes:
     """The article's turn table as a figure: size per turn as bars, compaction turns highlighted.
@@ -352,53 +395,20 @@ def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None
     if not items:
         raise ValueError("no turn table to plot")
     unit = _one_unit([s.unit for s in items])
-    n = len(items)
-    width = 0.8 / n
-    single = n == 1
     for k, s in enumerate(items):
-        frame = s.frame
-        offset = (k - (n - 1) / 2) * width
-        x = frame["turn"].astype(float) + offset
-        compacted = frame["compacted"].astype(bool).tolist()
-        base = "C0" if single else f"C{k}"
-        colours = ["C3" if (single and c) else base for c in compacted]
-        bars = ax.bar(x, frame["size"], width=width * 0.95, color=colours, alpha=0.8,
-                      label="size (largest in the turn)" if single else s.label, gid="size")
-        for patch, c in zip(bars, compacted, strict=True):
-            if c:
-                patch.set_hatch("//")
-                patch.set_edgecolor("0.15")
-        ax.plot(x, frame["size_after"], linestyle="none", marker="_", markersize=max(4.0, 24.0 / n),
-                markeredgewidth=2, color="0.1", label="size after the turn" if k == 0 else "_nolegend_",
-                gid="size_after")
-        if annotate:
-            for xi, row in zip(x, frame.itertuples(), strict=True):
-                if bool(row.compacted):
-                    ax.annotate(f"\u2192 {int(row.size_after):,}", xy=(xi, row.size), xytext=(0, 3),
-                                textcoords="offset points", ha="center", fontsize=7)
+        _turn_bars(ax, s, k, len(items), annotate)
     _budget_lines(ax, [s.budget for s in items if s.budget is not None], unit)
     turns = sorted(set().union(*[set(s.frame["turn"].tolist()) for s in items]))
     if 0 < len(turns) <= 30:
         ax.set_xticks(turns)
     if any(s.replayed for s in items):
         _caveat(ax)
-    if title is None and single:
+    if title is None and len(items) == 1:
         title = f"{items[0].label}: size per turn"
     _finish(ax, "turn (from one user message to the next)", f"context size ({unit_label(unit)})", title)
     tops = [float(s.frame["size"].max()) for s in items if len(s.frame)] + [float(s.budget) for s in items if s.budget]
     ax.set_ylim(0, (max(tops) if tops else 1.0) * 1.12)
-    # proxies: a container's legend entry copies its first bar, which may be a hatched compaction
-    handles, labels = [], []
-    for k, s in enumerate(items):
-        handles.append(Patch(facecolor="C0" if single else f"C{k}", alpha=0.8))
-        labels.append("size (largest in the turn)" if single else s.label)
-    for line in ax.lines:
-        if not line.get_label().startswith("_"):
-            handles.append(line)
-            labels.append(line.get_label())
-    handles.append(Patch(facecolor="C3" if single else "white", edgecolor="0.15", hatch="//"))
-    labels.append("compaction in this turn")
-    ax.legend(handles, labels, fontsize=8, loc="best")
+    _turn_legend(ax, items)
     return ax
 
 
