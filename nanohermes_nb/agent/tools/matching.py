@@ -13,18 +13,20 @@ import re2
 
 from .specs import ToolError
 
+__all__ = ["ELLIPSIS", "with_note", "decode", "split_lines", "re2_compile", "shown", "glob_regex", "is_folder"]
+
 ELLIPSIS = "\u2026"
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _note(text: str, note: str) -> str:
+def with_note(text: str, note: str) -> str:
     """``note`` on its own line after ``text``."""
     return f"{text}\n{note}" if text else note
 
 
-def _decode(data: bytes) -> str:
+def decode(data: bytes) -> str:
     """Text of any encoding without crashing: UTF-16 by BOM, else UTF-8 with replacement."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", "replace")
@@ -33,7 +35,7 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _split_lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines as an editor counts them: a final newline does not open a new line."""
     if not text:
         return []
@@ -52,7 +54,7 @@ _SHOWN_CHARS = 200  # of a pattern or path quoted back in an error
 _RE2_LIMITS = "RE2 runs in linear time, like Rust's regex: no backreferences, no look-around"
 
 
-def _re2_compile(pattern: str, what: str) -> Any:
+def re2_compile(pattern: str, what: str) -> Any:
     """A compiled RE2 pattern, or a ``ToolError`` that says why RE2 cannot take it."""
     try:
         return re2.compile(pattern, _RE2_OPTIONS)
@@ -60,19 +62,19 @@ def _re2_compile(pattern: str, what: str) -> Any:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        raise ToolError(f"invalid {what} {_shown(pattern)}: {detail} ({_RE2_LIMITS})") from None
+        raise ToolError(f"invalid {what} {shown(pattern)}: {detail} ({_RE2_LIMITS})") from None
     except (TypeError, UnicodeError) as exc:
-        raise ToolError(f"invalid {what} {_shown(pattern)}: {exc}") from None
+        raise ToolError(f"invalid {what} {shown(pattern)}: {exc}") from None
 
 
-def _shown(text: str) -> str:
+def shown(text: str) -> str:
     """``text`` quoted for an error message, its first ``_SHOWN_CHARS`` characters only."""
     if len(text) <= _SHOWN_CHARS:
         return repr(text)
     return f"{text[:_SHOWN_CHARS]!r}{ELLIPSIS} ({len(text)} characters)"
 
 
-def _glob_regex(pattern: str) -> Any:
+def glob_regex(pattern: str) -> Any:
     """A glob over ``/``-separated relative paths: ``*`` ``?`` ``[..]`` within a part, ``**`` across.
 
     Compiled with RE2: a pattern such as ``*a*a*a*a*b`` over a long name costs linear time.
@@ -113,10 +115,10 @@ def _glob_regex(pattern: str) -> Any:
         else:
             out.append(re2.escape(c))
             i += 1
-    return _re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
+    return re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
 
 
-def _is_folder(entry: os.DirEntry[str]) -> bool:
+def is_folder(entry: os.DirEntry[str]) -> bool:
     """A directory, or a link to one (as ``os.walk`` counts them: listed, not entered)."""
     try:
         return entry.is_dir()

@@ -28,7 +28,7 @@ from ..transport import (
     TransportTimeout,
     fetch,
 )
-from .matching import ELLIPSIS, _decode, _glob_regex, _is_folder, _note, _re2_compile, _shown, _split_lines
+from .matching import ELLIPSIS, decode, glob_regex, is_folder, re2_compile, shown, split_lines, with_note
 from .processes import Job
 from .specs import (
     ARROW,
@@ -186,19 +186,19 @@ class Tools:
         if not raw.strip():
             raise ToolError(f"{what} is empty")
         if "\x00" in raw:
-            raise ToolError(f"{what} {_shown(raw)} contains a NUL byte")
+            raise ToolError(f"{what} {shown(raw)} contains a NUL byte")
         if os.path.isabs(raw) or raw.startswith("~"):
-            raise ToolError(f"{what} {_shown(raw)} is absolute; use a path relative to the workspace")
+            raise ToolError(f"{what} {shown(raw)} is absolute; use a path relative to the workspace")
         joined = os.path.join(self.root, raw)
         if len(os.fsencode(joined)) > _PATH_MAX:  # resolving 300,000 parts took 10 s, then ENAMETOOLONG
-            raise ToolError(f"{what} {_shown(raw)} is longer than this system's paths can be ({_PATH_MAX} bytes)")
+            raise ToolError(f"{what} {shown(raw)} is longer than this system's paths can be ({_PATH_MAX} bytes)")
         try:
             real = Path(joined).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of links (Python 3.11)
             reason = getattr(exc, "strerror", None) or exc
-            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({reason})") from None
+            raise ToolError(f"{what} {shown(raw)} cannot be resolved ({reason})") from None
         if not real.is_relative_to(self.root):
-            raise ToolError(f"{what} {_shown(raw)} leaves the workspace")
+            raise ToolError(f"{what} {shown(raw)} leaves the workspace")
         return real
 
     def _inside(self, path: Path) -> bool:
@@ -227,7 +227,7 @@ class Tools:
             except OSError:
                 continue
             for entry in listed:
-                if _is_folder(entry):
+                if is_folder(entry):
                     if entry.name not in _SKIP_DIRS and not entry.is_symlink():
                         stack.append(entry.path)
                     continue
@@ -261,7 +261,7 @@ class Tools:
             raise ToolError(f"offset must be >= 1 (lines are numbered from 1), got {first}")
         if count < 1:
             raise ToolError(f"limit must be >= 1, got {limit}")
-        lines = _split_lines(_decode(real.read_bytes()))
+        lines = split_lines(decode(real.read_bytes()))
         total = len(lines)
         if total == 0:
             return f"({path} is empty)"
@@ -271,7 +271,7 @@ class Tools:
         body = "\n".join(f"{first + i}{ARROW}{line}" for i, line in enumerate(window))
         rest = total - (first - 1 + len(window))
         if rest > 0:
-            body = _note(body, f"{ELLIPSIS} {rest} more lines (total {total})")
+            body = with_note(body, f"{ELLIPSIS} {rest} more lines (total {total})")
         return body
 
     # ---- grep
@@ -285,7 +285,7 @@ class Tools:
         ASCII-only (use ``\\pL``, ``\\p{Han}`` … for other scripts).
         """
         b = self.budgets
-        rx = _re2_compile(pattern, "regular expression")
+        rx = re2_compile(pattern, "regular expression")
         start = self._resolve(path) if path is not None else self.root
         if not start.exists():
             raise ToolError(f"{path} does not exist")
@@ -299,15 +299,15 @@ class Tools:
                 continue
             if b"\x00" in data[:_BINARY_SNIFF]:
                 continue
-            for number, line in enumerate(_split_lines(_decode(data)), start=1):
+            for number, line in enumerate(split_lines(decode(data)), start=1):
                 if not rx.search(line):
                     continue
                 if len(rows) == b.grep_max_matches:
-                    return _note("\n".join(rows), f"{ELLIPSIS} stopped after {b.grep_max_matches} matches")
+                    return with_note("\n".join(rows), f"{ELLIPSIS} stopped after {b.grep_max_matches} matches")
                 if len(line) > b.grep_max_line_chars:
                     line = line[:b.grep_max_line_chars] + ELLIPSIS
                 rows.append(f"{rel}:{number}: {line}")
-        return "\n".join(rows) if rows else f"no matches for {_shown(pattern)}"
+        return "\n".join(rows) if rows else f"no matches for {shown(pattern)}"
 
     # ---- glob
 
@@ -317,20 +317,20 @@ class Tools:
         if not pattern.strip():
             raise ToolError("pattern is empty")
         if os.path.isabs(pattern) or pattern.startswith("~"):
-            raise ToolError(f"pattern {_shown(pattern)} is absolute; use one relative to the workspace")
+            raise ToolError(f"pattern {shown(pattern)} is absolute; use one relative to the workspace")
         if ".." in pattern.replace("\\", "/").split("/"):
-            raise ToolError(f"pattern {_shown(pattern)} leaves the workspace")
+            raise ToolError(f"pattern {shown(pattern)} leaves the workspace")
         while pattern.startswith("./"):
             pattern = pattern[2:]
-        rx = _glob_regex(pattern)
+        rx = glob_regex(pattern)
         found: list[str] = []
         for rel, _ in self._walk(self.root):
             if not rx.match(rel):
                 continue
             if len(found) == b.glob_max_paths:
-                return _note("\n".join(found), f"{ELLIPSIS} capped at {b.glob_max_paths} files")
+                return with_note("\n".join(found), f"{ELLIPSIS} capped at {b.glob_max_paths} files")
             found.append(rel)
-        return "\n".join(found) if found else f"no files match {_shown(pattern)}"
+        return "\n".join(found) if found else f"no files match {shown(pattern)}"
 
     # ---- run_command
 
@@ -419,12 +419,12 @@ class Tools:
             raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s, "
                             "while turning the page into text)") from None
         if len(text) > chars:
-            text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
+            text = with_note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
         if reply.truncated:
-            text = _note(text, f"[response truncated at {cap} bytes]")
+            text = with_note(text, f"[response truncated at {cap} bytes]")
         if reply.status >= 400:
             head = f"error: HTTP {reply.status} {reply.reason} for {url}"
-            text = _note(head, text) if text else head
+            text = with_note(head, text) if text else head
         return text
 
     def _fetch(self, url: str, cap: int) -> Any:
