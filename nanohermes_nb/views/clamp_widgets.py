@@ -1,6 +1,6 @@
 """The clamp explorer: one tool result under any cap, the UTF-8 back-off and what the note says.
 
-Built on ``widgets._Explorer`` (one output pane, errors shown in it, a static snapshot).
+Built on ``widgets.Explorer`` (one output pane, errors shown in it, a static snapshot).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..context.clamp import ClampReport, clamp_report
-from .widgets import _Explorer
+from .widgets import Explorer
 
 __all__ = ["ClampView", "explore_clamp", "ClampExplorer", "clamp_explorer"]
 
@@ -58,7 +58,7 @@ def explore_clamp(text: str, max_bytes: int = 20_000, *, unit_label: str = "char
     return ClampView(r, end, _boundary(text, r), line)
 
 
-class ClampExplorer(_Explorer):
+class ClampExplorer(Explorer):
     """A max-bytes slider over one text: the kept tail, the back-off, the note."""
 
     def __init__(self, text: str, *, max_bytes: int | None = None, unit_label: str = "chars",

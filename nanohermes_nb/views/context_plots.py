@@ -18,7 +18,7 @@ from ..context.compaction import is_summary_message
 from ..context.messages import text_of
 from ..context.sizing import UNITS, Meter
 from ..engine.ledger import replay
-from .plots import CATEGORIES, CATEGORY_COLOURS, _axes, _budget_lines, _caveat, _finish, _is_ledger, unit_label
+from .plots import CATEGORIES, CATEGORY_COLOURS, axes_or_new, budget_lines, caveat_note, finish, is_ledger, unit_label
 
 __all__ = ["composition_frame", "plot_composition", "plot_tool_sizes", "plot_cut"]
 
@@ -56,7 +56,7 @@ def composition_frame(source: Any, *, unit: str | None = None, per_request: bool
     gives one row for the whole list (request 0). Columns: request, the
     categories of ``CATEGORIES`` (system, summary, user, assistant, tool, other), total.
     """
-    ledger = source if _is_ledger(source) else None
+    ledger = source if is_ledger(source) else None
     unit = unit or (ledger.unit if ledger is not None else "bytes")
     size = _meter(meters, unit)
     if ledger is None and per_request:
@@ -87,8 +87,8 @@ def plot_composition(source: Any, *, ax: Axes | None = None, unit: str | None = 
     message list (one bar per request without compaction, or with
     ``per_request=False`` a single bar for the list). See ``composition_frame``.
     """
-    ax = _axes(ax)
-    ledger = source if _is_ledger(source) else None
+    ax = axes_or_new(ax)
+    ledger = source if is_ledger(source) else None
     frame = composition_frame(source, unit=unit, per_request=per_request, meters=meters)
     unit = unit or (ledger.unit if ledger is not None else "bytes")
     x = frame["request"].to_numpy()
@@ -103,15 +103,15 @@ def plot_composition(source: Any, *, ax: Axes | None = None, unit: str | None = 
         bottom = bottom + values
     if ledger is not None:
         if unit == ledger.unit:
-            _budget_lines(ax, [ledger.budget], unit)
+            budget_lines(ax, [ledger.budget], unit)
         if caveat:
-            _caveat(ax)
+            caveat_note(ax)
     if len(frame) == 1 and int(frame["request"].iloc[0]) == 0:
         ax.set_xticks([0], [f"all {len(ledger.messages if ledger else source)} messages"])
         xlabel = "message list"
     else:
         xlabel = "request (model call)"
-    _finish(ax, xlabel, f"request size ({unit_label(unit)})", title, "outside")
+    finish(ax, xlabel, f"request size ({unit_label(unit)})", title, "outside")
     legend = ax.get_legend()
     if legend is not None:  # list the stack top-down, as it is drawn
         handles, labels = ax.get_legend_handles_labels()
@@ -132,13 +132,13 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
     back-off is counted exactly. Recorded logs may be truncated already by the
     agent that made them.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     reports = [clamp_report(text_of(m), cap) for m in messages
                if isinstance(m, Mapping) and m.get("role") == "tool"]
     ax.axhline(cap, color="0.25", linestyle="--", linewidth=1, label=f"cap {cap:,} bytes (max_output)", gid="cap")
     if not reports:
         ax.text(0.5, 0.5, "no tool results", transform=ax.transAxes, ha="center", va="center")
-        return _finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
+        return finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
     x = list(range(1, len(reports) + 1))
     kept = [r.kept_bytes for r in reports]
     cut = [r.omitted_bytes for r in reports]
@@ -158,7 +158,7 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
             ax.annotate(f"\u2212{r.omitted_bytes:,}", xy=(xi, r.input_bytes), xytext=(0, 3),
                         textcoords="offset points", ha="center", va="bottom", fontsize=7, color="C3",
                         rotation=90 if len(reports) > 30 else 0)
-    _finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
+    finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
     ax.set_ylim(0, max([cap] + [r.input_bytes for r in reports]) * 1.18)
     return ax
 
@@ -212,7 +212,7 @@ def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -
     repeats the input and the title gives the reason. Indices are printed under
     the boxes (every fifth one past 40 messages).
     """
-    ax = _axes(ax, (10.0, 3.4))
+    ax = axes_or_new(ax, (10.0, 3.4))
     source = list(getattr(result, "source", None) or result.messages)
     after = list(result.messages)
     n, compacted = len(source), result.cut is not None

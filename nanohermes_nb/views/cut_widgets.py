@@ -1,6 +1,6 @@
 """The cut explorer: move the cut by hand and see what is dropped, what is kept, and whether it is legal.
 
-Built on ``widgets._Explorer`` (one output pane, errors shown in it, a static snapshot).
+Built on ``widgets.Explorer`` (one output pane, errors shown in it, a static snapshot).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..context.history import PROFILES, Problem, check_history
 from ..context.sizing import Meter
 from ..context.summarizers import Summarizer
 from .tables import compaction_frame, style_frame
-from .widgets import _BAD, _OK, _Explorer, _keep_recent_slider, _summary_role_dropdown
+from .widgets import BAD_COLOUR, OK_COLOUR, Explorer, keep_recent_slider, summary_role_dropdown
 
 __all__ = ["CutView", "explore_cut", "hand_cut", "cut_frame", "CutExplorer", "cut_explorer"]
 
@@ -113,7 +113,7 @@ def cut_frame(view: CutView, *, window: int | None = 6):
     return frame
 
 
-class CutExplorer(_Explorer):
+class CutExplorer(Explorer):
     """Move the cut with a slider; see the rules' cuts, the table and the legality verdict."""
 
     def __init__(self, messages: Sequence[Mapping[str, Any]], *, cut: int | None = None, keep_recent: int = 10,
@@ -128,10 +128,10 @@ class CutExplorer(_Explorer):
         self.controls = {
             "cut": widgets.IntSlider(value=min(max(start, 1), max(n, 1)), min=1, max=max(n, 1), description="cut",
                                      continuous_update=False, layout=widgets.Layout(width="420px")),
-            "keep_recent": _keep_recent_slider(keep_recent),
+            "keep_recent": keep_recent_slider(keep_recent),
             "profile": widgets.Dropdown(options=list(PROFILES), value=profile, description="provider",
                                         layout=widgets.Layout(width="200px")),
-            "summary_role": _summary_role_dropdown(summary_role),
+            "summary_role": summary_role_dropdown(summary_role),
         }
         self.cuts = widgets.HTML()
         self.verdict = widgets.HTML()
@@ -155,7 +155,7 @@ class CutExplorer(_Explorer):
     def update(self) -> None:
         view = self.compute()
         self.cuts.value = f"<div style='font-size:12px'>{html.escape(view.cuts_line())}</div>"
-        colour = _OK if view.legal else _BAD
+        colour = OK_COLOUR if view.legal else BAD_COLOUR
         lines = view.verdict_lines()
         self.verdict.value = (
             f"<div style='font-size:12px;color:{colour}'><b>{html.escape(lines[0])}</b>"

@@ -64,7 +64,7 @@ CAVEAT_MARK = "counterfactual replay (see ledger.caveat)"
 RATIO_METRICS = ("saving_share", "prefix_reuse_share", "retention")
 SIZE_METRICS = ("peak_request", "cumulative_input", "cumulative_input_no_compaction", "saving", "final_size",
                 "size", "size_before", "size_after")
-_THOUSANDS = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
+THOUSANDS = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
              "Microsoft YaHei", "PingFang SC", "SimHei")  # Debian's fonts-noto-cjk first
 
@@ -99,7 +99,7 @@ def unit_label(unit: str) -> str:
     return UNIT_LABELS.get(unit, unit)
 
 
-def _axes(ax: Axes | None, size: tuple[float, float] = (8.0, 3.6)) -> Axes:
+def axes_or_new(ax: Axes | None, size: tuple[float, float] = (8.0, 3.6)) -> Axes:
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt  # only when the caller gave no Axes
@@ -108,7 +108,7 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (8.0, 3.6)) -> Axes:
     return ax
 
 
-def _is_ledger(obj: Any) -> bool:
+def is_ledger(obj: Any) -> bool:
     return hasattr(obj, "requests") and hasattr(obj, "totals") and hasattr(obj, "compactions")
 
 
@@ -129,7 +129,7 @@ def ledger_labels(ledgers: Any) -> list[tuple[str, Any]]:
     A list is labelled by policy; ledgers of the same policy get the settings
     that tell them apart (budget, keep_recent, cut, ...).
     """
-    if _is_ledger(ledgers):
+    if is_ledger(ledgers):
         return [(ledgers.policy, ledgers)]
     if isinstance(ledgers, Mapping):
         return [(str(k), v) for k, v in ledgers.items()]
@@ -153,28 +153,28 @@ def ledger_labels(ledgers: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _one_unit(units: Sequence[str]) -> str:
+def one_unit(units: Sequence[str]) -> str:
     distinct = sorted(set(units))
     if len(distinct) > 1:
         raise ValueError(f"these share one y axis but use different units: {', '.join(distinct)}")
     return distinct[0] if distinct else "bytes"
 
 
-def _budget_lines(ax: Axes, budgets: Sequence[int], unit: str) -> None:
+def budget_lines(ax: Axes, budgets: Sequence[int], unit: str) -> None:
     for b in sorted(set(int(x) for x in budgets if x is not None)):
         ax.axhline(b, color="0.25", linestyle="--", linewidth=1, label=f"budget {b:,} {unit}", gid="budget")
 
 
-def _caveat(ax: Axes) -> None:
+def caveat_note(ax: Axes) -> None:
     """A footnote under the x label, right-aligned, clear of the data."""
     ax.annotate(CAVEAT_MARK, xy=(1.0, 0.0), xycoords="axes fraction", xytext=(0, -34), textcoords="offset points",
                 ha="right", va="top", fontsize=7, style="italic", color="0.45")
 
 
-def _finish(ax: Axes, xlabel: str, ylabel: str, title: str | None, legend: str = "best") -> Axes:
+def finish(ax: Axes, xlabel: str, ylabel: str, title: str | None, legend: str = "best") -> Axes:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.yaxis.set_major_formatter(_THOUSANDS)
+    ax.yaxis.set_major_formatter(THOUSANDS)
     ax.set_ylim(bottom=0)
     if title:
         ax.set_title(title, fontsize=10)
@@ -215,9 +215,9 @@ def plot_ledger(ledgers: Any, *, ax: Axes | None = None, no_compaction: bool = F
     ledgers (list or dict) give one line each, labelled with their compaction
     count; ``no_compaction`` adds the size the context would have without any.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     pairs = ledger_labels(ledgers)
-    unit = _one_unit([L.unit for _, L in pairs])
+    unit = one_unit([L.unit for _, L in pairs])
     single = len(pairs) == 1
     annotate = single if annotate is None else annotate
     annotated = 0
@@ -251,14 +251,14 @@ def plot_ledger(ledgers: Any, *, ax: Axes | None = None, no_compaction: bool = F
                             rotation=90, ha="center", va="bottom", fontsize=7, color=colour)
                 annotated += 1
     budgets = [L.budget for _, L in pairs]
-    _budget_lines(ax, budgets, unit)
+    budget_lines(ax, budgets, unit)
     if caveat:
-        _caveat(ax)
+        caveat_note(ax)
     if title is None and single:
         t = pairs[0][1].totals
         title = (f"{pairs[0][0]}: {plural(t.requests, 'request')}, {plural(t.compactions, 'compaction')}, "
                  f"peak {t.peak_request:,} {unit}")
-    _finish(ax, "request (model call)", f"context sent ({unit_label(unit)})", title,
+    finish(ax, "request (model call)", f"context sent ({unit_label(unit)})", title,
             "best" if single else "outside")
     ax.set_ylim(0, max([top] + budgets) * (1.45 if annotated else 1.08) or 1)
     return ax
@@ -271,9 +271,9 @@ def plot_cumulative(ledgers: Any, *, ax: Axes | None = None, caveat: bool = True
     The saving (``totals.saving``, ``totals.saving_share``) is in each line's
     label; a single ledger also gets an arrow between the two curves at the end.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     pairs = ledger_labels(ledgers)
-    unit = _one_unit([L.unit for _, L in pairs])
+    unit = one_unit([L.unit for _, L in pairs])
     single = len(pairs) == 1
     baselines: list[tuple[tuple, str]] = []
     for k, (label, L) in enumerate(pairs):
@@ -298,10 +298,10 @@ def plot_cumulative(ledgers: Any, *, ax: Axes | None = None, caveat: bool = True
                             xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8,
                             color="C2")
     if caveat:
-        _caveat(ax)
+        caveat_note(ax)
     if title is None and single:
         title = f"{pairs[0][0]}: cumulative input over {pairs[0][1].totals.requests} requests"
-    return _finish(ax, "request (model call)", f"cumulative input ({unit_label(unit)})", title)
+    return finish(ax, "request (model call)", f"cumulative input ({unit_label(unit)})", title)
 
 
 @dataclass(frozen=True)
@@ -324,13 +324,13 @@ def _turn_series(data: Any, budget: int | None, unit: str | None) -> list[_TurnS
         return [_TurnSeries(str(data.attrs.get("label", "table")), frame,
                             budget if budget is not None else data.attrs.get("budget"),
                             unit or data.attrs.get("unit", "bytes"), False)]
-    if _is_ledger(data):
+    if is_ledger(data):
         return [_TurnSeries(data.policy, data.by_turn(), data.budget, data.unit, True)]
     if isinstance(data, Mapping):
         return [_TurnSeries(str(name), s.frame, s.budget, s.unit, s.replayed)
                 for name, item in data.items() for s in _turn_series(item, budget, unit)]
     items = list(data)
-    if items and all(_is_ledger(x) for x in items):
+    if items and all(is_ledger(x) for x in items):
         return [_TurnSeries(label, L.by_turn(), L.budget, L.unit, True) for label, L in ledger_labels(items)]
     return [_TurnSeries(f"{s.label} #{k + 1}", s.frame, s.budget, s.unit, s.replayed)
             for k, item in enumerate(items) for s in _turn_series(item, budget, unit)]
@@ -390,22 +390,22 @@ def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None
     ``size_after`` is drawn as a line with dots; compacted bars are hatched and
     labelled ``-> size_after``. Draw two tables side by side by passing two Axes.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     items = _turn_series(data, budget, unit)
     if not items:
         raise ValueError("no turn table to plot")
-    unit = _one_unit([s.unit for s in items])
+    unit = one_unit([s.unit for s in items])
     for k, s in enumerate(items):
         _turn_bars(ax, s, k, len(items), annotate)
-    _budget_lines(ax, [s.budget for s in items if s.budget is not None], unit)
+    budget_lines(ax, [s.budget for s in items if s.budget is not None], unit)
     turns = sorted(set().union(*[set(s.frame["turn"].tolist()) for s in items]))
     if 0 < len(turns) <= 30:
         ax.set_xticks(turns)
     if any(s.replayed for s in items):
-        _caveat(ax)
+        caveat_note(ax)
     if title is None and len(items) == 1:
         title = f"{items[0].label}: size per turn"
-    _finish(ax, "turn (from one user message to the next)", f"context size ({unit_label(unit)})", title)
+    finish(ax, "turn (from one user message to the next)", f"context size ({unit_label(unit)})", title)
     tops = [float(s.frame["size"].max()) for s in items if len(s.frame)] + [float(s.budget) for s in items if s.budget]
     ax.set_ylim(0, (max(tops) if tops else 1.0) * 1.12)
     _turn_legend(ax, items)

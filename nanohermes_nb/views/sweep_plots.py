@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter
 
-from .plots import _THOUSANDS, RATIO_METRICS, SIZE_METRICS, _axes, _one_unit, unit_label
+from .plots import RATIO_METRICS, SIZE_METRICS, THOUSANDS, axes_or_new, one_unit, unit_label
 
 __all__ = ["plot_sweep"]
 
@@ -85,7 +85,7 @@ def _lines(ax: Axes, sweep_df: pd.DataFrame, x: str, hue: str | None, metric: st
     ax.set_ylabel(label)
     ax.yaxis.set_major_formatter(fmt)
     if x == "budget":
-        ax.xaxis.set_major_formatter(_THOUSANDS)
+        ax.xaxis.set_major_formatter(THOUSANDS)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, title=hue, title_fontsize=8)
 
@@ -105,12 +105,12 @@ def plot_sweep(sweep_df: pd.DataFrame, x: str = "budget", y: str | None = "keep_
     for col in [x, metric] + ([y] if y else []):
         if col not in sweep_df.columns:
             raise ValueError(f"no column {col!r} in the sweep frame")
-    ax = _axes(ax, (7.0, 4.2))
-    unit = _one_unit(sweep_df["unit"].dropna().unique().tolist()) if "unit" in sweep_df else "bytes"
+    ax = axes_or_new(ax, (7.0, 4.2))
+    unit = one_unit(sweep_df["unit"].dropna().unique().tolist()) if "unit" in sweep_df else "bytes"
     how = "mean" if metric in RATIO_METRICS else agg
     n_transcripts = sweep_df["transcript"].nunique() if "transcript" in sweep_df else 1
     ratio = metric in RATIO_METRICS
-    fmt = FuncFormatter(lambda v, _p: f"{v:.0%}") if ratio else _THOUSANDS
+    fmt = FuncFormatter(lambda v, _p: f"{v:.0%}") if ratio else THOUSANDS
     label = _metric_label(metric, unit, how)
     heat = y is not None and sweep_df[y].dropna().nunique() > 1
     if heat:

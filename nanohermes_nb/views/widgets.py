@@ -56,8 +56,8 @@ __all__ = [
     "budget_explorer",
 ]
 
-_OK = "#1b7f3b"
-_BAD = "#b00020"
+OK_COLOUR = "#1b7f3b"
+BAD_COLOUR = "#b00020"
 
 
 # ================================================================ budget
@@ -165,12 +165,12 @@ def _nice_step(span: float) -> int:
     return int(10 * power)
 
 
-def _keep_recent_slider(value: int) -> widgets.IntSlider:
+def keep_recent_slider(value: int) -> widgets.IntSlider:
     return widgets.IntSlider(value=value, min=1, max=max(40, value), description="keep_recent",
                              continuous_update=False, style={"description_width": "initial"})
 
 
-def _summary_role_dropdown(value: str) -> widgets.Dropdown:
+def summary_role_dropdown(value: str) -> widgets.Dropdown:
     return widgets.Dropdown(options=list(SUMMARY_ROLES), value=value, description="summary role",
                             style={"description_width": "initial"}, layout=widgets.Layout(width="210px"))
 
@@ -183,7 +183,7 @@ def _value_text(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-class _Explorer(widgets.VBox):
+class Explorer(widgets.VBox):
     """Shared plumbing: controls, an error line, observers that call ``update``, the static snapshot."""
 
     controls: dict
@@ -232,11 +232,11 @@ class _Explorer(widgets.VBox):
             self.update()
             self.error.value = ""
         except Exception:
-            self.error.value = f"<pre style='color:{_BAD}'>{html.escape(traceback.format_exc(limit=3))}</pre>"
+            self.error.value = f"<pre style='color:{BAD_COLOUR}'>{html.escape(traceback.format_exc(limit=3))}</pre>"
             raise
 
 
-class BudgetExplorer(_Explorer):
+class BudgetExplorer(Explorer):
     """Sliders for budget and keep_recent, menus for unit, summary role and cut; the ledger plot."""
 
     def __init__(self, messages: Sequence[Mapping[str, Any]], *, budget: int | None = None, keep_recent: int = 10,
@@ -258,10 +258,10 @@ class BudgetExplorer(_Explorer):
                                         description="budget", continuous_update=False,
                                         style={"description_width": "initial"},
                                         layout=widgets.Layout(width="420px")),
-            "keep_recent": _keep_recent_slider(keep_recent),
+            "keep_recent": keep_recent_slider(keep_recent),
             "unit": widgets.Dropdown(options=list(UNITS), value=unit, description="unit",
                                      layout=widgets.Layout(width="190px")),
-            "summary_role": _summary_role_dropdown(summary_role),
+            "summary_role": summary_role_dropdown(summary_role),
             "cut": widgets.Dropdown(options=list(CUT_DIRECTIONS), value=cut, description="cut",
                                     layout=widgets.Layout(width="190px")),
         }
