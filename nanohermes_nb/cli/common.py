@@ -121,7 +121,7 @@ def print_json(data: Any) -> None:
 
 # json.dumps escapes C0 controls but not DEL, C1 (0x9b is an 8-bit CSI) or bidi overrides: \uXXXX, still valid JSON
 JSON_ESCAPES = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                            *range(0x2066, 0x206A)]}
+                                           *range(0x2066, 0x206A)]}
 
 
 def tolerant_streams() -> None:

@@ -85,7 +85,7 @@ def _compaction_lines(result, width: int | None) -> list[str]:
                                shrink=("calls", "answers", "preview"), rule=True, missing="\u2013")
     if hidden:
         lines += comment(f"--wide shows {plural(len(hidden), 'more column')} ({', '.join(hidden)}) and whole "
-                          "previews", width)
+                         "previews", width)
     return lines
 
 

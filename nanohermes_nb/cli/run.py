@@ -91,8 +91,8 @@ def run_command(args) -> int:
     result = None
     try:
         say(comment(f"agent: {model!r}; workspace {agent.workspace}; budget {args.budget:,} {args.unit}, policy "
-                      f"{agent.policy.label}. Its shell commands run in the workspace with your rights "
-                      "(docs/safety.md)."))
+                    f"{agent.policy.label}. Its shell commands run in the workspace with your rights "
+                    "(docs/safety.md)."))
         result = agent.run(args.task, max_requests=args.max_requests,
                            on_request=lambda step: print(printable(step.line()), flush=True))
     except Exception as exc:  # a tool's or a model class's bug: the session so far is still written

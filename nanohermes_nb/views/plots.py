@@ -259,7 +259,7 @@ def plot_ledger(ledgers: Any, *, ax: Axes | None = None, no_compaction: bool = F
         title = (f"{pairs[0][0]}: {plural(t.requests, 'request')}, {plural(t.compactions, 'compaction')}, "
                  f"peak {t.peak_request:,} {unit}")
     finish(ax, "request (model call)", f"context sent ({unit_label(unit)})", title,
-            "best" if single else "outside")
+           "best" if single else "outside")
     ax.set_ylim(0, max([top] + budgets) * (1.45 if annotated else 1.08) or 1)
     return ax
 
