@@ -32,7 +32,7 @@ from hostile_limits import isolated  # noqa: E402
 
 from nanohermes_nb.agent.memory import MemoryEntry, MemoryIndex, MemoryStore  # noqa: E402
 from nanohermes_nb.agent.prompt import project_docs  # noqa: E402
-from nanohermes_nb.agent.tools.toolbox import _glob_regex  # noqa: E402
+from nanohermes_nb.agent.tools.matching import glob_regex  # noqa: E402
 from nanohermes_nb.agent.tools.web import html_to_text  # noqa: E402
 
 TIMEOUT = 60.0
@@ -97,7 +97,7 @@ def glob_pattern() -> None:
     print("glob: '[' * n")
     for n in (10_000, 20_000, 40_000):
         row(f"old search for ]  n = {n:,}", lambda n=n: old_glob_scan("[" * n))
-        row(f"new builder       n = {n:,}", lambda n=n: bool(_glob_regex("[" * n)))
+        row(f"new builder       n = {n:,}", lambda n=n: bool(glob_regex("[" * n)))
 
 
 def memory() -> None:

@@ -14,23 +14,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
-import functools
 import json
-import logging
 import os
-import re
 import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
 from .files import NotRegularFile, file_kind, read_regular
+from .memory_block import BLOCK_END, BLOCK_HEADER, BLOCK_START, render_block, set_block
+from .retrieval import MemoryIndex, tokenize
 
 __all__ = [
     "MemoryEntry",
@@ -47,14 +45,6 @@ __all__ = [
     "inject",
 ]
 
-BLOCK_START = "<nanohermes-memory>"
-BLOCK_END = "</nanohermes-memory>"
-BLOCK_HEADER = ("Relevant memories retrieved from past sessions (distilled automatically from "
-                "earlier conversations; for reference only, the user's current instruction "
-                "takes precedence):")
-_BLOCK_SEPARATOR = "\n\n"  # between the system text and an appended block
-_BLOCK_OPEN = f"{BLOCK_START}\n{BLOCK_HEADER}\n"  # how every block begins
-_INERT_START, _INERT_END = BLOCK_START.replace("<", "\u2039"), BLOCK_END.replace("<", "\u2039")
 _STORE_VERSION = 1
 LOCK_WAIT = 10.0  # seconds a writer waits for another one before giving up
 # the store's layout: one entry per line, readable and diffable
@@ -83,89 +73,6 @@ class MemoryEntry:
 def default_memory_path() -> Path:
     """``~/.nanohermes/memory.json`` (follows $HOME)."""
     return Path.home() / ".nanohermes" / "memory.json"
-
-
-# --------------------------------------------------------------------------- tokenizer
-
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
-_TOKEN_RE = re.compile(
-    rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W{_CJK}]+(?:[./\\:#@-][^\W{_CJK}]+)*)"
-)
-_JOINERS = re.compile(r"[./\\:#@_-]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_EN_STOP = frozenset(
-    "a an and are as at be by do for from has have i in is it its of on or so that the "
-    "this to was we were will with you your".split()
-)
-_ZH_STOP = frozenset("的 了 是 在 和 与 或 也 就 都 而 及 着 吗 呢 吧 啊 把 被 让 给 这 那 我 你 他 她 它".split())
-
-
-@functools.cache
-def _jieba() -> Any:
-    """jieba, imported on first Chinese text, with its startup log silenced."""
-    import jieba
-
-    jieba.setLogLevel(logging.ERROR)
-    logging.getLogger("jieba").setLevel(logging.ERROR)
-    jieba.initialize()
-    return jieba
-
-
-def _word_tokens(word: str) -> list[str]:
-    """A word or identifier/path: the whole lowered token, plus its parts when it has any."""
-    low = word.lower()
-    out = [] if low in _EN_STOP else [low]
-    parts = [p for p in _JOINERS.split(word) if p]
-    pieces: list[str] = []
-    for part in parts:
-        pieces.extend(_CAMEL.findall(part) if part.isascii() else [part])
-    if len(pieces) > 1:
-        out.extend(p.lower() for p in pieces
-                   if (len(p) > 1 or p.isdigit()) and p.lower() not in _EN_STOP)
-    return out
-
-
-def tokenize(text: str) -> list[str]:
-    """BM25 terms: lowered English words, identifiers and paths (whole and split), jieba-cut Chinese."""
-    tokens: list[str] = []
-    for m in _TOKEN_RE.finditer(text):
-        if m.group("cjk"):
-            tokens.extend(t for t in _jieba().lcut_for_search(m.group("cjk"))
-                          if t.strip() and t not in _ZH_STOP)
-        else:
-            tokens.extend(_word_tokens(m.group("word")))
-    return tokens
-
-
-# --------------------------------------------------------------------------- retrieval
-
-
-class MemoryIndex:
-    """A BM25 index (bm25s) over a fixed list of entries; rank them for a query."""
-
-    def __init__(self, entries: Sequence[MemoryEntry]) -> None:
-        import bm25s
-
-        self.entries = tuple(entries)
-        self._bm25 = None
-        if self.entries:
-            self._bm25 = bm25s.BM25()
-            corpus = [tokenize(f"{e.kind} {e.text}") for e in self.entries]
-            self._bm25.index(corpus, show_progress=False)
-
-    def scored(self, query: str, k: int) -> list[tuple[MemoryEntry, float]]:
-        """The ``k`` best entries with their scores; zero scores dropped, ties to the newer entry."""
-        if self._bm25 is None or k <= 0:
-            return []
-        terms = [t for t in tokenize(query) if t in self._bm25.vocab_dict and t]
-        if not terms:
-            return []
-        scores = self._bm25.get_scores(terms)
-        order = sorted(range(len(self.entries)), key=lambda i: (-float(scores[i]), -i))
-        return [(self.entries[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
-
-    def search(self, query: str, k: int) -> list[MemoryEntry]:
-        return [e for e, _ in self.scored(query, k)]
 
 
 # --------------------------------------------------------------------------- the store
@@ -488,75 +395,6 @@ def _fsync_folder(folder: Path) -> None:
     finally:
         os.close(dir_fd)
 
-
-# --------------------------------------------------------------------------- the block
-
-
-def _field(entry: Any, name: str) -> str:
-    value = entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
-    if isinstance(value, Enum):
-        value = value.value
-    if value is None:
-        raise ValueError(f"memory entry {entry!r} has no {name!r}")
-    return str(value)
-
-
-def _inert(value: str) -> str:
-    """An entry's kind or text with the block's markers made plain text (``<`` as ``‹``):
-    a remembered line that holds ``</nanohermes-memory>`` cannot end the block early."""
-    if "nanohermes-memory" not in value:
-        return value
-    return value.replace(BLOCK_START, _INERT_START).replace(BLOCK_END, _INERT_END)
-
-
-def render_block(entries: Sequence[Any], budgets: Budgets = DEFAULT_BUDGETS) -> str:
-    """The memory block for already-ranked entries; '' when there are none.
-
-    Entry lines ``\\n- [kind] text`` are added while their running character count
-    stays within ``memory_inject_char_budget``; the first that does not fit ends the
-    block, even if a later, shorter one would fit (lower ranks are worth less). The
-    markers never appear inside an entry line (``_inert``).
-    """
-    chosen = list(entries)[:budgets.memory_inject_top_k]
-    if not chosen:
-        return ""
-    out = [_BLOCK_OPEN]
-    used = 0
-    for entry in chosen:
-        line = f"\n- [{_inert(_field(entry, 'kind'))}] {_inert(_field(entry, 'text'))}"
-        if used + len(line) > budgets.memory_inject_char_budget:
-            break
-        used += len(line)
-        out.append(line)
-    out.extend(["\n", BLOCK_END])
-    return "".join(out)
-
-
-def _strip_block(text: str) -> str:
-    """``text`` without the memory block ``set_block`` put at its very end (and the separator).
-
-    Only a block that ends the text counts: a marker quoted anywhere else (an AGENTS.md
-    that documents this project, say) is plain text and stays, as does what follows it.
-    """
-    if not text.endswith(BLOCK_END):
-        return text
-    start = text.rfind(_BLOCK_OPEN)
-    if start < 0:
-        return text
-    if text.endswith(_BLOCK_SEPARATOR, 0, start):
-        start -= len(_BLOCK_SEPARATOR)
-    return text[:start]
-
-
-def set_block(system_text: str, block: str) -> str:
-    """``system_text`` with its memory block replaced by ``block``, placed at the very end.
-
-    An empty ``block`` only removes the old one; setting again never accumulates.
-    """
-    base = _strip_block(system_text)
-    if not block:
-        return base
-    return f"{base}{_BLOCK_SEPARATOR}{block}" if base else block
 
 
 def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any = None,

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..context.history import PROFILES
 from ..policies import Policy, accepts_option, resolve_policy
+from ..transcripts.base import printable
 from .columns import dtype_of, total_columns
 from .frames import frame as text_frame
 from .ledger import Replay, Totals
@@ -60,7 +61,7 @@ class Progress:
         filled = int(width * self.done / self.total)
         elapsed = time.perf_counter() - self.start
         bar = "#" * filled + "." * (width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s {what[:40]:<40}")
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s {printable(what[:40]):<40}")
         if self.done >= self.total:
             self.stream.write("\n")
         self.stream.flush()

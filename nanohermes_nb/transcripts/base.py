@@ -38,7 +38,12 @@ OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "f
 # as the OpenHands SDK's string serializer does.
 TEXT_JOINER = "\n"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Characters a terminal acts on, or that change what the rest of a line looks like, instead of being shown:
+# every C0 control (ESC, BEL, CR, LF, TAB...), DEL, every C1 control (0x9b is an 8-bit CSI), the line and
+# paragraph separators, the bidi marks, embeddings, overrides and isolates that reorder what follows
+# ("Trojan Source", CVE-2021-42574), and lone surrogates (no terminal encoding can carry one).
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                          r"\ud800-\udfff]")
 
 
 class TranscriptError(ValueError):
@@ -217,9 +222,22 @@ def one_line(text: str) -> str:
     return " ".join(str(text).splitlines())
 
 
-def printable(text: str) -> str:
-    """Control characters and lone surrogates as escapes (``\\x1b``, ``\\udcff``)."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """``text`` safe for a terminal: each character of ``_UNPRINTABLE`` as a visible escape.
+
+    ``\\x1b`` for a control character (line breaks and tabs too: the result is one line),
+    ``\\u202e`` for a bidi override, ``\\udcff`` for a lone surrogate; everything else is
+    unchanged. Data (file names, message text, call ids, tool names, error reasons) passes
+    through this at every terminal boundary (the CLI's tables and lines, a sweep's progress
+    bar, ``TranscriptError``), so a transcript cannot ring the bell, recolour the terminal,
+    move the cursor or reorder a line, and the result can always be encoded.
+    """
+    return _UNPRINTABLE.sub(_escape, str(text))
 
 
 # ---------------------------------------------------------------- field checks

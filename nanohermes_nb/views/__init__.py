@@ -1,8 +1,9 @@
 """Views of the engine: pandas tables, matplotlib plots, ipywidgets explorers.
 
-Each submodule imports only what it needs (``tables``: pandas; ``plots``:
-matplotlib; ``widgets``: ipywidgets and matplotlib), so names load lazily here
-as they do at the package's top level. The engine never imports views.
+Each submodule imports only what it needs (``tables``: pandas; ``plots``,
+``context_plots``, ``sweep_plots``: matplotlib; ``widgets``, ``cut_widgets``,
+``clamp_widgets``: ipywidgets and matplotlib), so names load lazily here as they
+do at the package's top level. The engine never imports views.
 """
 
 from __future__ import annotations
@@ -18,19 +19,19 @@ _NAMES = {
     "plot_ledger": "plots",
     "plot_cumulative": "plots",
     "plot_by_turn": "plots",
-    "plot_composition": "plots",
-    "plot_sweep": "plots",
-    "plot_tool_sizes": "plots",
-    "plot_cut": "plots",
-    "composition_frame": "plots",
+    "plot_composition": "context_plots",
+    "plot_sweep": "sweep_plots",
+    "plot_tool_sizes": "context_plots",
+    "plot_cut": "context_plots",
+    "composition_frame": "context_plots",
     "unit_label": "plots",
     "budget_explorer": "widgets",
-    "cut_explorer": "widgets",
-    "clamp_explorer": "widgets",
+    "cut_explorer": "cut_widgets",
+    "clamp_explorer": "clamp_widgets",
     "explore_budget": "widgets",
-    "explore_cut": "widgets",
-    "explore_clamp": "widgets",
-    "hand_cut": "widgets",
+    "explore_cut": "cut_widgets",
+    "explore_clamp": "clamp_widgets",
+    "hand_cut": "cut_widgets",
     "totals_line": "widgets",
     "live_ledger": "live",
     "LiveLedger": "live",

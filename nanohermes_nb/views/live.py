@@ -25,7 +25,7 @@ import ipywidgets as widgets
 from ..engine.ledger import Ledger
 from .plots import plot_ledger, plural
 from .tables import compaction_table
-from .widgets import _Explorer, figure_pane, render, totals_line, wipe
+from .widgets import Explorer, figure_pane, render, totals_line, wipe
 
 __all__ = ["LiveView", "EventChange", "event_change", "live_view", "LiveLedger", "live_ledger"]
 
@@ -120,7 +120,7 @@ def live_view(agent: Any, step: Any = None) -> LiveView:
     return LiveView(ledger, totals_line(ledger) if agent.usage else "no request yet", last, change)
 
 
-class LiveLedger(_Explorer):
+class LiveLedger(Explorer):
     """The ledger plot, the totals, the last request and the latest compaction, redrawn per request."""
 
     def __init__(self, agent: Any, *, figsize: tuple[float, float] = (8.0, 3.4), dpi: int = 80,

@@ -7,8 +7,9 @@ and styles it: row colours by status, a border at the cut and at the naive cut,
 sizes drawn as bars.
 
 It also holds the one plain-text table renderer (``text_table``: the CLI's ledger,
-check, compact and sweep tables and the notebooks' ``text=True`` tables) and the
-one escape for text bound for a terminal (``printable``).
+check, compact and sweep tables and the notebooks' ``text=True`` tables), whose every
+cell passes through ``transcripts.base.printable`` (re-exported here: the one escape for
+text bound for a terminal).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context.sizing import UNITS, measure_each
 from ..engine.frames import frame as text_frame
+from ..transcripts.base import printable
 from . import report
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, so the CLI's text tables start fast
@@ -174,23 +176,6 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
 
 DEFAULT_WIDTH = 100  # columns of a text table when COLUMNS does not say
 _MIN_SHRUNK = 12  # a shrunk column keeps at least this many characters (or its header)
-
-# Characters a terminal acts on instead of showing: C0 controls (ESC, BEL, CR, ...), DEL, C1 controls
-# (0x9b is an 8-bit CSI), and the bidirectional overrides that reorder what follows ("Trojan Source").
-_CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
-_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_ESCAPES = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BIDI}
-
-
-def printable(text: object) -> str:
-    """``text`` safe to print: every control, DEL, C1 and bidi-override character as a visible escape.
-
-    Data (file names, message text, call ids, tool names, error reasons) passes
-    through this at every terminal boundary, so a transcript cannot ring the bell,
-    recolour the terminal, move the cursor or reorder a line.
-    """
-    return str(text).translate(_ESCAPES)
-
 
 def terminal_width(environ: Mapping[str, str] | None = None) -> int:
     """The width tables fit: ``COLUMNS`` when it is a sensible number, else ``DEFAULT_WIDTH`` (100).

@@ -28,8 +28,8 @@ import base64
 import html
 import io
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
@@ -37,46 +37,27 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..context.clamp import ClampReport, clamp_report
-from ..context.compaction import (
-    CUT_DIRECTIONS,
-    SUMMARY_ROLES,
-    CompactionResult,
-    compact_at,
-    find_cut,
-    find_cut_backward,
-)
-from ..context.history import PROFILES, Problem, check_history
+from .._lazy import moved
+from ..context.compaction import CUT_DIRECTIONS, SUMMARY_ROLES
 from ..context.sizing import UNITS, Meter
 from ..context.summarizers import Summarizer
 from ..engine.ledger import Ledger, replay
 from ..engine.recorded import RecordedSession
 from ..policies import resolve_policy
 from .plots import plot_ledger, plural
-from .tables import compaction_frame, style_frame
 
 __all__ = [
     "BudgetView",
-    "CutView",
-    "ClampView",
     "explore_budget",
-    "explore_cut",
-    "explore_clamp",
-    "hand_cut",
-    "cut_frame",
     "totals_line",
     "render",
     "wipe",
     "BudgetExplorer",
-    "CutExplorer",
-    "ClampExplorer",
     "budget_explorer",
-    "cut_explorer",
-    "clamp_explorer",
 ]
 
-_OK = "#1b7f3b"
-_BAD = "#b00020"
+OK_COLOUR = "#1b7f3b"
+BAD_COLOUR = "#b00020"
 
 
 # ================================================================ budget
@@ -184,12 +165,12 @@ def _nice_step(span: float) -> int:
     return int(10 * power)
 
 
-def _keep_recent_slider(value: int) -> widgets.IntSlider:
+def keep_recent_slider(value: int) -> widgets.IntSlider:
     return widgets.IntSlider(value=value, min=1, max=max(40, value), description="keep_recent",
                              continuous_update=False, style={"description_width": "initial"})
 
 
-def _summary_role_dropdown(value: str) -> widgets.Dropdown:
+def summary_role_dropdown(value: str) -> widgets.Dropdown:
     return widgets.Dropdown(options=list(SUMMARY_ROLES), value=value, description="summary role",
                             style={"description_width": "initial"}, layout=widgets.Layout(width="210px"))
 
@@ -202,7 +183,7 @@ def _value_text(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-class _Explorer(widgets.VBox):
+class Explorer(widgets.VBox):
     """Shared plumbing: controls, an error line, observers that call ``update``, the static snapshot."""
 
     controls: dict
@@ -251,11 +232,11 @@ class _Explorer(widgets.VBox):
             self.update()
             self.error.value = ""
         except Exception:
-            self.error.value = f"<pre style='color:{_BAD}'>{html.escape(traceback.format_exc(limit=3))}</pre>"
+            self.error.value = f"<pre style='color:{BAD_COLOUR}'>{html.escape(traceback.format_exc(limit=3))}</pre>"
             raise
 
 
-class BudgetExplorer(_Explorer):
+class BudgetExplorer(Explorer):
     """Sliders for budget and keep_recent, menus for unit, summary role and cut; the ledger plot."""
 
     def __init__(self, messages: Sequence[Mapping[str, Any]], *, budget: int | None = None, keep_recent: int = 10,
@@ -277,10 +258,10 @@ class BudgetExplorer(_Explorer):
                                         description="budget", continuous_update=False,
                                         style={"description_width": "initial"},
                                         layout=widgets.Layout(width="420px")),
-            "keep_recent": _keep_recent_slider(keep_recent),
+            "keep_recent": keep_recent_slider(keep_recent),
             "unit": widgets.Dropdown(options=list(UNITS), value=unit, description="unit",
                                      layout=widgets.Layout(width="190px")),
-            "summary_role": _summary_role_dropdown(summary_role),
+            "summary_role": summary_role_dropdown(summary_role),
             "cut": widgets.Dropdown(options=list(CUT_DIRECTIONS), value=cut, description="cut",
                                     layout=widgets.Layout(width="190px")),
         }
@@ -348,237 +329,8 @@ def budget_explorer(messages: Sequence[Mapping[str, Any]], **options: Any) -> Bu
     return BudgetExplorer(messages, **options)
 
 
-# ================================================================ cut
-
-
-def hand_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = 10, *,
-             summary_role: str = "system", summarizer: Summarizer | None = None,
-             meter: Callable[[Mapping[str, Any]], int] | None = None) -> CompactionResult:
-    """What ``compact`` would return had it cut at ``cut`` (first kept message): no rule applied."""
-    return compact_at(messages, cut, keep_recent=keep_recent, summary_role=summary_role, summarizer=summarizer,
-                      meter=meter or Meter("bytes"))
-
-
-@dataclass(frozen=True)
-class CutView:
-    """A hand-placed cut, the rules' cuts beside it, and every provider's verdict on the result."""
-
-    cut: int
-    keep_recent: int
-    naive_cut: int
-    forward_cut: int
-    backward_cut: int
-    result: CompactionResult
-    problems: dict = field(default_factory=dict)  # profile -> list[Problem] on result.messages
-    profile: str = "openai"
-
-    @property
-    def selected(self) -> list[Problem]:
-        return self.problems.get(self.profile, [])
-
-    @property
-    def legal(self) -> bool:
-        return not self.selected
-
-    def cuts_line(self) -> str:
-        n = len(self.result.source)
-        moved = self.forward_cut - self.naive_cut
-        fwd = f"forward rule {self.forward_cut}" + (f" (skips {moved} tool result{'s' if moved != 1 else ''})"
-                                                     if moved else " (unmoved)")
-        return (f"naive cut {self.naive_cut} (len {n} \u2212 keep_recent {self.keep_recent}) \u00b7 {fwd} "
-                f"\u00b7 backward rule {self.backward_cut} \u00b7 your cut {self.cut}")
-
-    def verdict_lines(self) -> list[str]:
-        """One line per problem for the selected profile (reason, then the API's error), or 'legal'."""
-        if not self.result.compacted:
-            head = "nothing dropped: the history is the input's"
-        else:
-            head = f"dropped {self.result.dropped_count} messages, {len(self.result.messages)} left"
-        if self.legal:
-            return [f"{head}; {self.profile}: legal"]
-        lines = [f"{head}; {self.profile}: rejected ({len(self.selected)} problem"
-                 f"{'s' if len(self.selected) != 1 else ''})"]
-        for p in self.selected:
-            lines.append(f"message {p.index} [{p.code}]: {p.reason}")
-            if p.api_error:
-                lines.append(f"    API error: {p.api_error}")
-        return lines
-
-    def profiles_line(self) -> str:
-        return " \u00b7 ".join(f"{p}: {'legal' if not probs else f'{len(probs)} problem(s)'}"
-                               for p, probs in self.problems.items())
-
-
-def explore_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = 10, *,
-                profile: str = "openai", summary_role: str = "system",
-                summarizer: Summarizer | None = None, meter: Meter | None = None) -> CutView:
-    """Cut ``messages`` at ``cut`` by hand and check the history it leaves for every provider."""
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; use one of {', '.join(PROFILES)}")
-    result = hand_cut(messages, cut, keep_recent, summary_role=summary_role, summarizer=summarizer, meter=meter)
-    problems = {p: check_history(result.messages, p) for p in PROFILES}
-    return CutView(cut=result.cut if result.cut is not None else min(max(cut, 0), len(result.source)),
-                   keep_recent=keep_recent, naive_cut=result.naive_cut,
-                   forward_cut=find_cut(result.source, keep_recent),
-                   backward_cut=find_cut_backward(result.source, keep_recent),
-                   result=result, problems=problems, profile=profile)
-
-
-def cut_frame(view: CutView, *, window: int | None = 6):
-    """The before/after rows of a hand cut, with the forward rule's cut marked ``rule cut``."""
-    frame = compaction_frame(view.result, window=None)
-    if view.forward_cut != view.cut:
-        at = (frame["before"] == view.forward_cut) & (frame["marker"] == "")
-        frame.loc[at, "marker"] = "rule cut"
-    if window is not None:
-        marks = [view.cut, view.naive_cut, view.forward_cut]
-        lo, hi = min(marks) - window, max(marks) + window
-        before = frame["before"]
-        keep = before.isna() | (before == 0) | ((before >= lo) & (before <= hi))
-        frame = frame[keep.fillna(True).astype(bool)].reset_index(drop=True)
-    return frame
-
-
-class CutExplorer(_Explorer):
-    """Move the cut with a slider; see the rules' cuts, the table and the legality verdict."""
-
-    def __init__(self, messages: Sequence[Mapping[str, Any]], *, cut: int | None = None, keep_recent: int = 10,
-                 profile: str = "openai", summary_role: str = "system", summarizer: Summarizer | None = None,
-                 window: int = 6) -> None:
-        self.messages = list(messages)
-        self.summarizer = summarizer
-        self.window = window
-        self.meter = Meter("bytes")
-        n = len(self.messages)
-        start = find_cut(self.messages, keep_recent) if cut is None else cut
-        self.controls = {
-            "cut": widgets.IntSlider(value=min(max(start, 1), max(n, 1)), min=1, max=max(n, 1), description="cut",
-                                     continuous_update=False, layout=widgets.Layout(width="420px")),
-            "keep_recent": _keep_recent_slider(keep_recent),
-            "profile": widgets.Dropdown(options=list(PROFILES), value=profile, description="provider",
-                                        layout=widgets.Layout(width="200px")),
-            "summary_role": _summary_role_dropdown(summary_role),
-        }
-        self.cuts = widgets.HTML()
-        self.verdict = widgets.HTML()
-        self.table = widgets.HTML()
-        self.error = widgets.HTML()
-        self.view: CutView | None = None
-        c = self.controls
-        super().__init__([
-            widgets.HBox([c["cut"], c["keep_recent"]]),
-            widgets.HBox([c["profile"], c["summary_role"]]),
-            self.cuts, self.verdict, self.table, self.error,
-        ])
-        self._watch()
-        self.update()
-
-    def compute(self) -> CutView:
-        c = self.controls
-        return explore_cut(self.messages, c["cut"].value, c["keep_recent"].value, profile=c["profile"].value,
-                           summary_role=c["summary_role"].value, summarizer=self.summarizer, meter=self.meter)
-
-    def update(self) -> None:
-        view = self.compute()
-        self.cuts.value = f"<div style='font-size:12px'>{html.escape(view.cuts_line())}</div>"
-        colour = _OK if view.legal else _BAD
-        lines = view.verdict_lines()
-        self.verdict.value = (
-            f"<div style='font-size:12px;color:{colour}'><b>{html.escape(lines[0])}</b>"
-            + "".join(f"<br><code>{html.escape(x)}</code>" for x in lines[1:])
-            + f"<br><span style='color:#555'>{html.escape(view.profiles_line())}</span></div>")
-        caption = view.result.describe()
-        self.table.value = style_frame(cut_frame(view, window=self.window), caption).to_html()
-        self.view = view
-
-
-def cut_explorer(messages: Sequence[Mapping[str, Any]], **options: Any) -> CutExplorer:
-    """A widget to place the compaction cut by hand; see ``CutExplorer`` and ``explore_cut``."""
-    return CutExplorer(messages, **options)
-
-
-# ================================================================ clamp
-
-
-@dataclass(frozen=True)
-class ClampView:
-    """A clamp at one cap: the report, the end of what is kept, the back-off, a summary line."""
-
-    report: ClampReport
-    tail: str
-    boundary: str
-    line: str
-
-    @property
-    def note(self) -> str:
-        return self.report.note
-
-
-def _boundary(text: str, r: ClampReport) -> str:
-    if not r.truncated:
-        return f"fits: {r.input_bytes:,} bytes <= {r.max_bytes:,}, nothing cut"
-    if not r.backoff_bytes:
-        return f"byte {r.max_bytes:,} is a character boundary: no back-off"
-    ch = text[r.kept_chars]
-    raw = ch.encode("utf-8", "surrogatepass")
-    return (f"byte {r.max_bytes:,} falls inside {ch!r} (U+{ord(ch):04X}, {len(raw)} bytes: {raw.hex(' ')} at "
-            f"{r.kept_bytes:,}..{r.kept_bytes + len(raw) - 1:,}): backed off {r.backoff_bytes} "
-            f"byte{'s' if r.backoff_bytes != 1 else ''} to {r.kept_bytes:,}")
-
-
-def explore_clamp(text: str, max_bytes: int = 20_000, *, unit_label: str = "chars", tail: int = 160) -> ClampView:
-    """Clamp ``text`` at ``max_bytes`` and describe each step for display."""
-    r = clamp_report(text, max_bytes, unit_label=unit_label)
-    end = r.kept if len(r.kept) <= tail else "\u2026" + r.kept[-tail:]
-    if r.truncated:
-        line = (f"kept {r.kept_bytes:,} of {r.input_bytes:,} bytes ({r.kept_chars:,} of {r.input_chars:,} "
-                f"characters); the note says {r.omitted_bytes:,} {unit_label} omitted: it counts bytes, "
-                f"and {r.omitted_chars:,} characters were omitted")
-    else:
-        line = f"unchanged: {r.input_bytes:,} bytes ({r.input_chars:,} characters) fit in {r.max_bytes:,}"
-    return ClampView(r, end, _boundary(text, r), line)
-
-
-class ClampExplorer(_Explorer):
-    """A max-bytes slider over one text: the kept tail, the back-off, the note."""
-
-    def __init__(self, text: str, *, max_bytes: int | None = None, unit_label: str = "chars",
-                 tail: int = 160) -> None:
-        self.text = text
-        self.tail = tail
-        size = len(text.encode("utf-8", "surrogatepass"))
-        start = max_bytes if max_bytes is not None else (20_000 if size > 20_000 else size // 2)
-        self.controls = {
-            "max_bytes": widgets.IntSlider(value=start, min=0, max=max(size + 16, start), description="max bytes",
-                                           continuous_update=True, style={"description_width": "initial"},
-                                           layout=widgets.Layout(width="520px")),
-            "unit_label": widgets.Dropdown(options=["chars", "bytes"], value=unit_label, description="note says",
-                                           style={"description_width": "initial"},
-                                           layout=widgets.Layout(width="200px")),
-        }
-        self.summary = widgets.HTML()
-        self.kept = widgets.HTML()
-        self.error = widgets.HTML()
-        self.view: ClampView | None = None
-        c = self.controls
-        super().__init__([widgets.HBox([c["max_bytes"], c["unit_label"]]), self.summary, self.kept, self.error])
-        self._watch()
-        self.update()
-
-    def compute(self) -> ClampView:
-        c = self.controls
-        return explore_clamp(self.text, c["max_bytes"].value, unit_label=c["unit_label"].value, tail=self.tail)
-
-    def update(self) -> None:
-        view = self.compute()
-        self.summary.value = (f"<div style='font-size:12px'>{html.escape(view.line)}<br>"
-                              f"{html.escape(view.boundary)}</div>")
-        note = html.escape(view.note)
-        self.kept.value = ("<pre style='white-space:pre-wrap;font-size:12px;background:#f7f7f7;padding:4px'>"
-                           f"{html.escape(view.tail)}<span style='background:#fff3cd'>{note}</span></pre>")
-        self.view = view
-
-
-def clamp_explorer(text: str, **options: Any) -> ClampExplorer:
-    """A widget to clamp ``text`` at any byte cap; see ``ClampExplorer`` and ``explore_clamp``."""
-    return ClampExplorer(text, **options)
+# the cut and clamp explorers live beside this module (cut_widgets, clamp_widgets); the old path still works
+__getattr__ = moved(__name__, {
+    **dict.fromkeys(("CutView", "explore_cut", "hand_cut", "cut_frame", "CutExplorer", "cut_explorer"), "cut_widgets"),
+    **dict.fromkeys(("ClampView", "explore_clamp", "ClampExplorer", "clamp_explorer"), "clamp_widgets"),
+})

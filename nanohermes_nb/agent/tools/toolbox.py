@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import re2
-
 from ...context.budgets import DEFAULT_BUDGETS, Budgets
 from ...context.clamp import clamp, utf8_boundary
 from ..transport import (
@@ -30,6 +28,7 @@ from ..transport import (
     TransportTimeout,
     fetch,
 )
+from .matching import ELLIPSIS, decode, glob_regex, is_folder, re2_compile, shown, split_lines, with_note
 from .processes import Job
 from .specs import (
     ARROW,
@@ -55,7 +54,6 @@ __all__ = [
     "DEFAULT_WEB_TIMEOUT",
 ]
 
-ELLIPSIS = "\u2026"
 DEFAULT_WEB_TIMEOUT = 30.0  # seconds, the whole of one web_fetch (connect, redirects, body)
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a file binary
 _SKIP_DIRS = frozenset({".git"})
@@ -64,113 +62,6 @@ try:
 except (OSError, ValueError, AttributeError):
     _PATH_MAX = 4096
 
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _note(text: str, note: str) -> str:
-    """``note`` on its own line after ``text``."""
-    return f"{text}\n{note}" if text else note
-
-
-def _decode(data: bytes) -> str:
-    """Text of any encoding without crashing: UTF-16 by BOM, else UTF-8 with replacement."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", "replace")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    return data.decode("utf-8", "replace")
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines as an editor counts them: a final newline does not open a new line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # RE2 would print each refused pattern on stderr
-# grep and glob only ask whether a line matches: without capture groups RE2 never tracks
-# them (a 20 KB pattern of nested groups took 1.5 GB and 14 s per few lines with them)
-_RE2_OPTIONS.never_capture = True
-_SHOWN_CHARS = 200  # of a pattern or path quoted back in an error
-_RE2_LIMITS = "RE2 runs in linear time, like Rust's regex: no backreferences, no look-around"
-
-
-def _re2_compile(pattern: str, what: str) -> Any:
-    """A compiled RE2 pattern, or a ``ToolError`` that says why RE2 cannot take it."""
-    try:
-        return re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error as exc:
-        detail = exc.args[0] if exc.args else exc
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        raise ToolError(f"invalid {what} {_shown(pattern)}: {detail} ({_RE2_LIMITS})") from None
-    except (TypeError, UnicodeError) as exc:
-        raise ToolError(f"invalid {what} {_shown(pattern)}: {exc}") from None
-
-
-def _shown(text: str) -> str:
-    """``text`` quoted for an error message, its first ``_SHOWN_CHARS`` characters only."""
-    if len(text) <= _SHOWN_CHARS:
-        return repr(text)
-    return f"{text[:_SHOWN_CHARS]!r}{ELLIPSIS} ({len(text)} characters)"
-
-
-def _glob_regex(pattern: str) -> Any:
-    """A glob over ``/``-separated relative paths: ``*`` ``?`` ``[..]`` within a part, ``**`` across.
-
-    Compiled with RE2: a pattern such as ``*a*a*a*a*b`` over a long name costs linear time.
-    """
-    out, i, n = [], 0, len(pattern)
-    last_close = pattern.rfind("]")  # a [ after it opens no class: no search for its ] (20,000 [ were quadratic)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            j = pattern.find("]", j) if j <= last_close else -1
-            if j < 0:
-                out.append(re2.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1:j]
-            neg = body[:1] in ("!", "^")
-            body = body[1:] if neg else body
-            body = body.replace("\\", "\\\\")
-            out.append(f"[{'^' if neg else ''}{body}]")
-            i = j + 1
-        else:
-            out.append(re2.escape(c))
-            i += 1
-    return _re2_compile("(?s)" + "".join(out) + r"\z", "glob pattern")
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    """A directory, or a link to one (as ``os.walk`` counts them: listed, not entered)."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 # --------------------------------------------------------------------------- tasks
@@ -295,19 +186,19 @@ class Tools:
         if not raw.strip():
             raise ToolError(f"{what} is empty")
         if "\x00" in raw:
-            raise ToolError(f"{what} {_shown(raw)} contains a NUL byte")
+            raise ToolError(f"{what} {shown(raw)} contains a NUL byte")
         if os.path.isabs(raw) or raw.startswith("~"):
-            raise ToolError(f"{what} {_shown(raw)} is absolute; use a path relative to the workspace")
+            raise ToolError(f"{what} {shown(raw)} is absolute; use a path relative to the workspace")
         joined = os.path.join(self.root, raw)
         if len(os.fsencode(joined)) > _PATH_MAX:  # resolving 300,000 parts took 10 s, then ENAMETOOLONG
-            raise ToolError(f"{what} {_shown(raw)} is longer than this system's paths can be ({_PATH_MAX} bytes)")
+            raise ToolError(f"{what} {shown(raw)} is longer than this system's paths can be ({_PATH_MAX} bytes)")
         try:
             real = Path(joined).resolve()
         except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of links (Python 3.11)
             reason = getattr(exc, "strerror", None) or exc
-            raise ToolError(f"{what} {_shown(raw)} cannot be resolved ({reason})") from None
+            raise ToolError(f"{what} {shown(raw)} cannot be resolved ({reason})") from None
         if not real.is_relative_to(self.root):
-            raise ToolError(f"{what} {_shown(raw)} leaves the workspace")
+            raise ToolError(f"{what} {shown(raw)} leaves the workspace")
         return real
 
     def _inside(self, path: Path) -> bool:
@@ -336,7 +227,7 @@ class Tools:
             except OSError:
                 continue
             for entry in listed:
-                if _is_folder(entry):
+                if is_folder(entry):
                     if entry.name not in _SKIP_DIRS and not entry.is_symlink():
                         stack.append(entry.path)
                     continue
@@ -370,7 +261,7 @@ class Tools:
             raise ToolError(f"offset must be >= 1 (lines are numbered from 1), got {first}")
         if count < 1:
             raise ToolError(f"limit must be >= 1, got {limit}")
-        lines = _split_lines(_decode(real.read_bytes()))
+        lines = split_lines(decode(real.read_bytes()))
         total = len(lines)
         if total == 0:
             return f"({path} is empty)"
@@ -380,7 +271,7 @@ class Tools:
         body = "\n".join(f"{first + i}{ARROW}{line}" for i, line in enumerate(window))
         rest = total - (first - 1 + len(window))
         if rest > 0:
-            body = _note(body, f"{ELLIPSIS} {rest} more lines (total {total})")
+            body = with_note(body, f"{ELLIPSIS} {rest} more lines (total {total})")
         return body
 
     # ---- grep
@@ -394,7 +285,7 @@ class Tools:
         ASCII-only (use ``\\pL``, ``\\p{Han}`` … for other scripts).
         """
         b = self.budgets
-        rx = _re2_compile(pattern, "regular expression")
+        rx = re2_compile(pattern, "regular expression")
         start = self._resolve(path) if path is not None else self.root
         if not start.exists():
             raise ToolError(f"{path} does not exist")
@@ -408,15 +299,15 @@ class Tools:
                 continue
             if b"\x00" in data[:_BINARY_SNIFF]:
                 continue
-            for number, line in enumerate(_split_lines(_decode(data)), start=1):
+            for number, line in enumerate(split_lines(decode(data)), start=1):
                 if not rx.search(line):
                     continue
                 if len(rows) == b.grep_max_matches:
-                    return _note("\n".join(rows), f"{ELLIPSIS} stopped after {b.grep_max_matches} matches")
+                    return with_note("\n".join(rows), f"{ELLIPSIS} stopped after {b.grep_max_matches} matches")
                 if len(line) > b.grep_max_line_chars:
                     line = line[:b.grep_max_line_chars] + ELLIPSIS
                 rows.append(f"{rel}:{number}: {line}")
-        return "\n".join(rows) if rows else f"no matches for {_shown(pattern)}"
+        return "\n".join(rows) if rows else f"no matches for {shown(pattern)}"
 
     # ---- glob
 
@@ -426,20 +317,20 @@ class Tools:
         if not pattern.strip():
             raise ToolError("pattern is empty")
         if os.path.isabs(pattern) or pattern.startswith("~"):
-            raise ToolError(f"pattern {_shown(pattern)} is absolute; use one relative to the workspace")
+            raise ToolError(f"pattern {shown(pattern)} is absolute; use one relative to the workspace")
         if ".." in pattern.replace("\\", "/").split("/"):
-            raise ToolError(f"pattern {_shown(pattern)} leaves the workspace")
+            raise ToolError(f"pattern {shown(pattern)} leaves the workspace")
         while pattern.startswith("./"):
             pattern = pattern[2:]
-        rx = _glob_regex(pattern)
+        rx = glob_regex(pattern)
         found: list[str] = []
         for rel, _ in self._walk(self.root):
             if not rx.match(rel):
                 continue
             if len(found) == b.glob_max_paths:
-                return _note("\n".join(found), f"{ELLIPSIS} capped at {b.glob_max_paths} files")
+                return with_note("\n".join(found), f"{ELLIPSIS} capped at {b.glob_max_paths} files")
             found.append(rel)
-        return "\n".join(found) if found else f"no files match {_shown(pattern)}"
+        return "\n".join(found) if found else f"no files match {shown(pattern)}"
 
     # ---- run_command
 
@@ -528,12 +419,12 @@ class Tools:
             raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s, "
                             "while turning the page into text)") from None
         if len(text) > chars:
-            text = _note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
+            text = with_note(text[:chars], f"{ELLIPSIS} {len(text) - chars} chars omitted")
         if reply.truncated:
-            text = _note(text, f"[response truncated at {cap} bytes]")
+            text = with_note(text, f"[response truncated at {cap} bytes]")
         if reply.status >= 400:
             head = f"error: HTTP {reply.status} {reply.reason} for {url}"
-            text = _note(head, text) if text else head
+            text = with_note(head, text) if text else head
         return text
 
     def _fetch(self, url: str, cap: int) -> Any:
