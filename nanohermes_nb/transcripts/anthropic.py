@@ -28,6 +28,11 @@ __all__ = ["anthropic_message", "anthropic_system", "has_anthropic_blocks"]
 _BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "image"})
 
 
+def _article(role: str) -> str:
+    """"a user", "an assistant": the article English puts before a role's name."""
+    return "an" if role[:1] in "aeio" or role.startswith("un") else "a"
+
+
 def _block_type(block: Any) -> Any:
     value = block.get("type") if isinstance(block, dict) else None
     return value if isinstance(value, str) else None
@@ -62,11 +67,11 @@ def anthropic_message(m: Message, role: str, where: str) -> list[Message]:
             parts.append({"type": "text", "text": block_text(block, at)})
         elif block_kind == "tool_use":
             if role != "assistant":
-                raise Bad(at, f"tool_use block in {'an' if role[:1] in 'aeiou' else 'a'} {role} message")
+                raise Bad(at, f"tool_use block in {_article(role)} {role} message")
             calls.append(_call(block, at))
         elif block_kind == "tool_result":
             if role != "user":
-                raise Bad(at, f"tool_result block in {'an' if role[:1] in 'aeiou' else 'a'} {role} message")
+                raise Bad(at, f"tool_result block in {_article(role)} {role} message")
             results.append(_result(block, at))
         elif block_kind == "image":
             parts.append(_image_part(block, at))
