@@ -12,26 +12,18 @@ from nanohermes_nb.course.build import execute_notebook, notebook_paths
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 HEADING = ex.solutions_heading()
-# Notebooks still in the course-v2 layout (predict-then-run, solutions beside their exercise). Each is
-# expected to fail the layout test; strict, so a notebook that is reworked must leave this list.
-LEGACY = {f"{k:02d}" for k in range(20)} - {f"{k:02d}" for k in range(10)} - {"10", "11", "13"}
-
-
 def _cells(path):
     return nbformat.read(path, as_version=4).cells
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_every_notebook_follows_the_exercise_layout(path, request):
-    if path.name[:2] in LEGACY:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="course-v2 layout, not reworked yet"))
+def test_every_notebook_follows_the_exercise_layout(path):
     cells = _cells(path)
     assert ex.exercise_cells(cells), f"{path.name}: no exercise"
     assert ex.layout_problems(cells, path.name[:2], HEADING) == []
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] not in LEGACY],
-                         ids=[p.name for p in NOTEBOOKS if p.name[:2] not in LEGACY])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_new_notebooks_have_an_implement_or_design_exercise(path):
     kinds = ex.counts(_cells(path))
     assert kinds["implement"] + kinds["design"] >= 1, f"{path.name}: {kinds}"
@@ -142,8 +134,6 @@ def test_no_traceback_and_readable_pages_in_the_built_course(built_course):
 
 
 PARTS = json.loads((ROOT / "data" / "course_map.json").read_text(encoding="utf-8"))["parts"]
-# Parts whose notebooks have no open-ended design exercise yet; strict, so a part that gets one leaves the set.
-PARTS_PENDING = {3, 4}
 
 
 def test_the_parts_cover_every_notebook_once():
@@ -152,9 +142,7 @@ def test_the_parts_cover_every_notebook_once():
 
 
 @pytest.mark.parametrize("part", PARTS, ids=[f"part{p['n']}" for p in PARTS])
-def test_every_part_has_a_design_exercise_with_a_worked_answer(part, request):
-    if part["n"] in PARTS_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="no design exercise in this part yet"))
+def test_every_part_has_a_design_exercise_with_a_worked_answer(part):
     designs = [e for p in NOTEBOOKS if p.name[:2] in part["notebooks"]
                for e in ex.exercise_cells(_cells(p)).values() if e.design]
     assert designs, f"part {part['n']} ({part['title']}): no design exercise"

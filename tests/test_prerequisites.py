@@ -12,15 +12,10 @@ from nanohermes_nb.course.build import notebook_paths
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 MAP = json.loads((ROOT / "data" / "course_map.json").read_text(encoding="utf-8"))
 TEACHER = pre.teaching_notebooks(MAP)
-# Notebooks that still use a name ahead of its lesson without introducing it; strict, so a notebook
-# that is fixed must leave this set.
-PENDING = {"10"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_no_name_is_used_before_its_lesson(path, request):
-    if path.name[:2] in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="uses names ahead of their lesson"))
+def test_no_name_is_used_before_its_lesson(path):
     assert pre.problems(path.name[:2], nbformat.read(path, as_version=4).cells, TEACHER) == []
 
 
