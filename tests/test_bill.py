@@ -101,6 +101,64 @@ def test_the_ledger_of_an_agent_log_carries_its_bill(path):
     assert not bill.unpriced
 
 
+def test_the_bill_is_a_declared_book_the_transcript_supplies():
+    """The usage columns come from ``BillBook`` (declared in ``columns.BILL``), fed by the session the
+    transcript was cut into: the same columns and values from the transcript or its ``RecordedSession``,
+    none with ``bill=False`` and none in a sweep's totals."""
+    from nanohermes_nb.engine.bill import BillBook
+    from nanohermes_nb.engine.columns import BILL, request_columns
+    from nanohermes_nb.engine.ledger import Replay
+    from nanohermes_nb.engine.recorded import RecordedSession
+    from nanohermes_nb.engine.settings import Settings
+
+    assert tuple(c.name for c in BILL) == BILL_COLUMNS
+    assert request_columns(bill=True)[-len(BILL_COLUMNS):] == list(BILL_COLUMNS)
+    assert not set(BILL_COLUMNS) & set(request_columns())
+    t = load(ROOT / "data" / "agentlogs" / "claude-code" / "entire-cli_opus45_small_5d755497c182.jsonl")
+    session = RecordedSession.of(t)
+    assert len(session.reported) == len(t.requests)  # keyed by the session's index of each assistant message
+    assert all(session.messages[i].get("role") == "assistant" for i in session.reported)
+    direct = replay(t, profiles=())
+    via_session = replay(session, profiles=())
+    assert list(direct.rows) == list(via_session.rows)
+    for c in BILL_COLUMNS:
+        assert direct.rows[c] == via_session.rows[c]
+    assert not any(c.startswith("usage_") for c in replay(t, profiles=(), bill=False).requests.columns)
+    books = Replay(session, Settings(profiles=())).books(rows=False)
+    assert not any(isinstance(b, BillBook) for b in books)  # a sweep's totals: nothing to bill
+
+
+def test_compare_policies_shows_the_tools_own_compactions_read_from_the_log():
+    """A row per tool, named after it, with the compactions its log records and the tokens it reports
+    around them (not simulated); ``attrs["tool_events"]`` lists each."""
+    import nanohermes_nb as nh
+
+    folder = ROOT / "data" / "agentlogs"
+    paths = sorted(folder.glob("*/*.jsonl"))
+    logs = [load(p) for p in paths]
+    table = nh.compare_policies([str(p) for p in paths], budget=150_000, policies=["nanohermes", "codex"],
+                                profiles=(), needed_later=True)
+    assert list(table.index[:2]) == ["nanohermes", "codex"]
+    for agent in ("claude_code", "codex_cli"):
+        mine = [t for t in logs if t.agent == agent]
+        row = table.loc[agent]
+        compactions = [c for t in mine for c in t.compactions]
+        assert compactions, f"the vendored {agent} sample has a compaction"
+        assert row["transcripts"] == len(mine) and row["events"] == len(compactions)
+        assert row["requests"] == sum(len(t.requests) for t in mine)
+        assert row["reported_tokens_before"] == sum(c.pre_tokens for c in compactions if c.pre_tokens is not None)
+        assert row["reported_tokens_after"] == sum(c.post_tokens for c in compactions if c.post_tokens is not None)
+        assert pd.isna(row["cumulative_input"])  # nothing about the tool is simulated
+    events = table.attrs["tool_events"]
+    assert len(events) == sum(len(t.compactions) for t in logs)
+    assert set(events["policy"]) == {"claude_code", "codex_cli"}
+    assert table["events"].dtype == "Int64" and table.loc["nanohermes", "events"] >= 0
+    plain = nh.compare_policies([t for t in logs if not t.compactions] + [list(logs[0])], budget=150_000,
+                                policies=["nanohermes"], profiles=())
+    assert "codex_cli" not in plain.index and "claude_code" in plain.index  # loaded logs count too
+    assert plain.loc["claude_code", "events"] == 0
+
+
 def test_a_transcript_without_a_bill_gets_no_usage_columns():
     plain = sorted((ROOT / "data" / "transcripts").glob("*.json"))
     plain = [p for p in plain if p.name != "manifest.json"][:1]
