@@ -172,7 +172,7 @@ class CostBook(Book):
             elif d < len(x):
                 e = ends[k]
                 h = len(e.head)
-                if d < len(e) and _same(x[d], e.head[d] if d < h else t[e.start + d - h]):
+                if d < h + e.stop - e.start and _same(x[d], e.head[d] if d < h else t[e.start + d - h]):
                     cur = _lcp(x, e.view(t), d + 1)  # they go on together: compare further (rare)
             out[k] = cur
         return out
@@ -187,14 +187,18 @@ class CostBook(Book):
         lcps = lcps if lcps is not None else [_lcp(x, e.view(t)) for e in ends]
         if pr.cache != "anthropic":
             return pr.cached(sum(size(m) for m in x[:max(lcps)]))
-        best = 0
+        minimum, reply, a = pr.minimum, s.reply, self.a
         system = size(x[0]) if x else 0
+        # the breakpoint at the end of the system message, when any earlier request shares it
+        best = system if system >= minimum and any(shared >= 1 for shared in lcps) else 0
         for e, shared in zip(ends, lcps, strict=True):
-            if shared >= 1 and system >= pr.minimum:
-                best = max(best, system)  # the breakpoint at the end of the system message
-            j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
-            if j >= e.r0:  # the longest request of that stretch whose whole context is a prefix of x
-                best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.minimum else 0)
+            stop = shared - len(e.head) + e.start  # where the shared prefix ends in the transcript
+            if stop < reply[e.r0]:
+                continue  # not even the stretch's first request is a prefix of x
+            j = bisect_right(reply, stop, e.r0, e.r1 + 1) - 1  # the longest such request of the stretch
+            n = e.base + a[j]
+            if n >= minimum and n > best:
+                best = n
         return pr.cached(best)
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
