@@ -221,6 +221,36 @@ def test_openai_turn_starts_read_up_to_where_the_turn_before_began():
     assert cal.rows["within"].all()
 
 
+def test_after_a_tool_compaction_the_rule_reads_the_start_it_kept():
+    """After the tool's own compaction the shared prefix is the hidden one plus the visible messages the
+    compaction left in place (the system message; Codex's developer and AGENTS.md messages when its
+    replacement history begins with them), scaled like the rest of the estimate."""
+    import dataclasses
+
+    facts = _facts((0, "g", 1000, 20_000, 0, False, False),
+                   (5, "g", 3000, 23_500, 21_888, True, False))
+    facts[1] = dataclasses.replace(facts[1], kept=2_000)
+    cal = calibrate_facts(facts, get_pricing("gpt-5.5"), fit=Fit(19_000, 1.5, 1.0, 2))
+    assert list(cal.rows["est_cached"]) == [0, 21_888]  # 19,000 + 1.5 x 2,000, in 128-token blocks
+    without = calibrate_facts([facts[0], dataclasses.replace(facts[1], kept=0)], get_pricing("gpt-5.5"),
+                              fit=Fit(19_000, 1.5, 1.0, 2))
+    assert list(without.rows["est_cached"]) == [0, 18_944] and not without.rows["within"].iloc[1]
+    assert cal.rows["within"].all()
+
+
+def test_a_compaction_keeps_the_system_message_and_the_leading_messages_left_in_place():
+    from nanohermes_nb.engine.calibrate import _kept_start
+    from nanohermes_nb.engine.recorded import RecordedSession
+
+    msgs = [{"role": "system", "content": "base"}, {"role": "developer", "content": "rules"},
+            {"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}]
+    meter = RecordedSession.of(msgs).meter("o200k")
+    rules, task = meter(msgs[1]), meter(msgs[2])
+    assert _kept_start([msgs[1], msgs[2], {"role": "user", "content": "summary"}], msgs, meter) == rules + task
+    assert _kept_start([msgs[2], msgs[1]], msgs, meter) == 0  # reordered: nothing after the system message
+    assert _kept_start([], msgs, meter) == 0
+
+
 # ---------------------------------------------------------------- the model against the bill, real logs
 
 
@@ -253,7 +283,12 @@ def test_the_model_reaches_its_targets_on_the_real_corpus():
     print(pooled)
     assert claude["within_share"] >= 0.97  # target: >= 97% of Claude Code requests
     assert codex["within_share_30"] >= 0.92  # target >= 92%: reached over the sessions of 30 requests or more
-    assert codex["within_share"] >= 0.89  # all Codex requests, the two short sessions (25, 19 requests) included
+    assert codex["within_share"] >= 0.90  # all Codex requests, the two short sessions (25, 19 requests) included
     assert 0.02 <= codex["partial_share"] <= 0.10  # partial hits no log foresees
+    # the ceiling without foreseeing them: the requests that read less than the rule expected, with nothing
+    # before them to say why, keep the Codex share under 92.1% whatever the rest of the rule does
+    rows = pd.concat([calibrate(load(p)).rows for p in paths if load(p).agent == "codex_cli"])
+    unforeseen = int((rows["reason"] == "partial").sum())
+    assert 1 - unforeseen / len(rows) <= 0.921
     assert claude["worst_cost_error_30"] <= 0.05 and codex["worst_cost_error_30"] <= 0.05
     assert math.isclose(sum(table["requests"]), claude["requests"] + codex["requests"])

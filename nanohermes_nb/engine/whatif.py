@@ -129,7 +129,7 @@ def modelled_cost(calibration: Calibration, prices: Any) -> dict:
                 r["time"] is not None and previous["time"] is not None and r["time"] - previous["time"] > rule.ttl):
             c = 0.0
         elif r["compacted"]:
-            c = rule.read(fit.hidden) if fit is not None else 0.0
+            c = rule.read(fit.hidden + fit.scale * float(r["kept"])) if fit is not None else 0.0
         else:
             c = rule.read(float(previous["est_prompt_free"]))
         c = min(c * eff, p)
