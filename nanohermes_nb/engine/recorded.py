@@ -142,7 +142,8 @@ class RecordedSession:
             end.append(i)
             checks.append(called)
         shift = len(msgs) - len(messages)  # 1 when an empty system message was prepended
-        reported = {int(q.message) + shift: q for q in getattr(messages, "requests", ()) or ()
+        requests = getattr(messages, "requests", ())
+        reported = {int(q.message) + shift: q for q in (requests if isinstance(requests, (tuple, list)) else ())
                     if hasattr(q, "message") and hasattr(q, "usage")}
         return cls(msgs, notes, reply, end, checks, turn, {} if meters is None else meters, reported=reported)
 
