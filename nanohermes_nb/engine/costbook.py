@@ -260,7 +260,7 @@ class CostBook(Book):
         """Tokens of a message a policy wrote, remembered by content (the same summary recurs across settings)."""
         cache = self.session.cache.setdefault(("message_tokens", self.unit), {})
         plain = isinstance(message, dict) and message.keys() == {"role", "content"} \
-            and isinstance(message["content"], str)
+            and isinstance(message["content"], str) and isinstance(message["role"], str)
         # a plain {role, content} message (a summary) is keyed by those two, sparing its JSON text
         key: Any = (message["role"], message["content"]) if plain else serialize(message)
         n = cache.get(key)
