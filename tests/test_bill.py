@@ -101,6 +101,64 @@ def test_the_ledger_of_an_agent_log_carries_its_bill(path):
     assert not bill.unpriced
 
 
+def test_the_bill_is_a_declared_book_the_transcript_supplies():
+    """The usage columns come from ``BillBook`` (declared in ``columns.BILL``), fed by the session the
+    transcript was cut into: the same columns and values from the transcript or its ``RecordedSession``,
+    none with ``bill=False`` and none in a sweep's totals."""
+    from nanohermes_nb.engine.bill import BillBook
+    from nanohermes_nb.engine.columns import BILL, request_columns
+    from nanohermes_nb.engine.ledger import Replay
+    from nanohermes_nb.engine.recorded import RecordedSession
+    from nanohermes_nb.engine.settings import Settings
+
+    assert tuple(c.name for c in BILL) == BILL_COLUMNS
+    assert request_columns(bill=True)[-len(BILL_COLUMNS):] == list(BILL_COLUMNS)
+    assert not set(BILL_COLUMNS) & set(request_columns())
+    t = load(ROOT / "data" / "agentlogs" / "claude-code" / "entire-cli_opus45_small_5d755497c182.jsonl")
+    session = RecordedSession.of(t)
+    assert len(session.reported) == len(t.requests)  # keyed by the session's index of each assistant message
+    assert all(session.messages[i].get("role") == "assistant" for i in session.reported)
+    direct = replay(t, profiles=())
+    via_session = replay(session, profiles=())
+    assert list(direct.rows) == list(via_session.rows)
+    for c in BILL_COLUMNS:
+        assert direct.rows[c] == via_session.rows[c]
+    assert not any(c.startswith("usage_") for c in replay(t, profiles=(), bill=False).requests.columns)
+    books = Replay(session, Settings(profiles=())).books(rows=False)
+    assert not any(isinstance(b, BillBook) for b in books)  # a sweep's totals: nothing to bill
+
+
+def test_compare_policies_shows_the_tools_own_compactions_read_from_the_log():
+    """A row per tool, named after it, with the compactions its log records and the tokens it reports
+    around them (not simulated); ``attrs["tool_events"]`` lists each."""
+    import nanohermes_nb as nh
+
+    folder = ROOT / "data" / "agentlogs"
+    paths = sorted(folder.glob("*/*.jsonl"))
+    logs = [load(p) for p in paths]
+    table = nh.compare_policies([str(p) for p in paths], budget=150_000, policies=["nanohermes", "codex"],
+                                profiles=(), needed_later=True)
+    assert list(table.index[:2]) == ["nanohermes", "codex"]
+    for agent in ("claude_code", "codex_cli"):
+        mine = [t for t in logs if t.agent == agent]
+        row = table.loc[agent]
+        compactions = [c for t in mine for c in t.compactions]
+        assert compactions, f"the vendored {agent} sample has a compaction"
+        assert row["transcripts"] == len(mine) and row["events"] == len(compactions)
+        assert row["requests"] == sum(len(t.requests) for t in mine)
+        assert row["reported_tokens_before"] == sum(c.pre_tokens for c in compactions if c.pre_tokens is not None)
+        assert row["reported_tokens_after"] == sum(c.post_tokens for c in compactions if c.post_tokens is not None)
+        assert pd.isna(row["cumulative_input"])  # nothing about the tool is simulated
+    events = table.attrs["tool_events"]
+    assert len(events) == sum(len(t.compactions) for t in logs)
+    assert set(events["policy"]) == {"claude_code", "codex_cli"}
+    assert table["events"].dtype == "Int64" and table.loc["nanohermes", "events"] >= 0
+    plain = nh.compare_policies([t for t in logs if not t.compactions] + [list(logs[0])], budget=150_000,
+                                policies=["nanohermes"], profiles=())
+    assert "codex_cli" not in plain.index and "claude_code" in plain.index  # loaded logs count too
+    assert plain.loc["claude_code", "events"] == 0
+
+
 def test_a_transcript_without_a_bill_gets_no_usage_columns():
     plain = sorted((ROOT / "data" / "transcripts").glob("*.json"))
     plain = [p for p in plain if p.name != "manifest.json"][:1]
@@ -163,6 +221,36 @@ def test_openai_turn_starts_read_up_to_where_the_turn_before_began():
     assert cal.rows["within"].all()
 
 
+def test_after_a_tool_compaction_the_rule_reads_the_start_it_kept():
+    """After the tool's own compaction the shared prefix is the hidden one plus the visible messages the
+    compaction left in place (the system message; Codex's developer and AGENTS.md messages when its
+    replacement history begins with them), scaled like the rest of the estimate."""
+    import dataclasses
+
+    facts = _facts((0, "g", 1000, 20_000, 0, False, False),
+                   (5, "g", 3000, 23_500, 21_888, True, False))
+    facts[1] = dataclasses.replace(facts[1], kept=2_000)
+    cal = calibrate_facts(facts, get_pricing("gpt-5.5"), fit=Fit(19_000, 1.5, 1.0, 2))
+    assert list(cal.rows["est_cached"]) == [0, 21_888]  # 19,000 + 1.5 x 2,000, in 128-token blocks
+    without = calibrate_facts([facts[0], dataclasses.replace(facts[1], kept=0)], get_pricing("gpt-5.5"),
+                              fit=Fit(19_000, 1.5, 1.0, 2))
+    assert list(without.rows["est_cached"]) == [0, 18_944] and not without.rows["within"].iloc[1]
+    assert cal.rows["within"].all()
+
+
+def test_a_compaction_keeps_the_system_message_and_the_leading_messages_left_in_place():
+    from nanohermes_nb.engine.calibrate import _kept_start
+    from nanohermes_nb.engine.recorded import RecordedSession
+
+    msgs = [{"role": "system", "content": "base"}, {"role": "developer", "content": "rules"},
+            {"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}]
+    meter = RecordedSession.of(msgs).meter("o200k")
+    rules, task = meter(msgs[1]), meter(msgs[2])
+    assert _kept_start([msgs[1], msgs[2], {"role": "user", "content": "summary"}], msgs, meter) == rules + task
+    assert _kept_start([msgs[2], msgs[1]], msgs, meter) == 0  # reordered: nothing after the system message
+    assert _kept_start([], msgs, meter) == 0
+
+
 # ---------------------------------------------------------------- the model against the bill, real logs
 
 
@@ -195,7 +283,12 @@ def test_the_model_reaches_its_targets_on_the_real_corpus():
     print(pooled)
     assert claude["within_share"] >= 0.97  # target: >= 97% of Claude Code requests
     assert codex["within_share_30"] >= 0.92  # target >= 92%: reached over the sessions of 30 requests or more
-    assert codex["within_share"] >= 0.89  # all Codex requests, the two short sessions (25, 19 requests) included
+    assert codex["within_share"] >= 0.90  # all Codex requests, the two short sessions (25, 19 requests) included
     assert 0.02 <= codex["partial_share"] <= 0.10  # partial hits no log foresees
+    # the ceiling without foreseeing them: the requests that read less than the rule expected, with nothing
+    # before them to say why, keep the Codex share under 92.1% whatever the rest of the rule does
+    rows = pd.concat([calibrate(load(p)).rows for p in paths if load(p).agent == "codex_cli"])
+    unforeseen = int((rows["reason"] == "partial").sum())
+    assert 1 - unforeseen / len(rows) <= 0.921
     assert claude["worst_cost_error_30"] <= 0.05 and codex["worst_cost_error_30"] <= 0.05
     assert math.isclose(sum(table["requests"]), claude["requests"] + codex["requests"])

@@ -20,14 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .books import Book
+from .columns import BILL
 from .pricing import Pricing, pricing_presets
+from .recorded import Context, RecordedSession
 
-__all__ = ["BILL_COLUMNS", "price_for_model", "request_cost", "bill_columns", "with_bill", "SessionBill",
-           "session_bill", "reported_requests", "bill_lines"]
+__all__ = ["BILL_COLUMNS", "price_for_model", "request_cost", "bill_columns", "with_bill", "BillBook",
+           "has_bill", "SessionBill", "session_bill", "reported_requests", "bill_lines"]
 
-# the live loop's usage columns, then what only a log's bill adds
-BILL_COLUMNS = ("usage_prompt_tokens", "usage_cached_tokens", "usage_cache_write_tokens",
-                "usage_completion_tokens", "usage_reasoning_tokens", "usage_cost_usd")
+# the live loop's usage columns, then what only a log's bill adds (declared in ``columns.BILL``)
+BILL_COLUMNS = tuple(c.name for c in BILL)
 
 _DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _PROVIDER_PREFIX = re.compile(r"^[a-z0-9_.-]+/")
@@ -115,6 +117,26 @@ def with_bill(ledger: Any, transcript: Any) -> Any:
     empty = _Empty()
     rows = [by_index.get(int(i), empty) for i in ledger.rows["index"]]
     return ledger.with_columns(**bill_columns(rows))
+
+
+def has_bill(session: RecordedSession) -> bool:
+    """Whether the session's transcript reports usage for any request (an agent log's bill)."""
+    return any(q.usage is not None for q in session.reported.values())
+
+
+class BillBook(Book):
+    """The bill beside the estimate: each request's reported usage and its price (``columns.BILL``).
+
+    The values come from the transcript (``RecordedSession.reported``, an
+    agent log's ``Transcript.requests``), not from the replay: they are what the
+    recorded request was billed, whatever the policy. A request the log reports
+    nothing for gets empty cells. Request columns only; no totals.
+    """
+
+    def finish(self, ctx: Context) -> None:
+        if self.rows:
+            s, empty = self.session, _Empty()
+            self.cols.update(bill_columns([s.reported.get(i, empty) for i in s.reply]))
 
 
 class _Empty:

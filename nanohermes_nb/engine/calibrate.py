@@ -19,7 +19,9 @@ Which part of a prompt the provider reads from its cache follows the rule of
 ``CacheRule``: the whole previous prompt (Anthropic writes up to the last
 breakpoint, the end of the previous request; OpenAI rounds down to 128-token
 blocks) if it came within the time-to-live, on the same model; after a tool's
-own compaction only the hidden prefix; nothing after a longer gap or a model
+own compaction the hidden prefix and the visible start it left in place (the
+system message, and the continuation's leading messages when they are the
+transcript's own: ``_kept_start``); nothing after a longer gap or a model
 switch. Times-to-live (``TTL_SECONDS``):
 
 - Anthropic: 5 minutes by default, refreshed on each hit; 1 hour when the
@@ -83,6 +85,7 @@ class RequestFacts:
     usage: Any = None
     ttl: float | None = None  # the request's own TTL when its log says (Anthropic 1 h writes)
     turn_start: bool = False  # a user message came since the previous request
+    kept: int = 0  # after a tool's compaction: the visible tokens at the start it left as they were
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,7 @@ def _reason(f: RequestFacts, prev: RequestFacts | None, ttl: float, expected: fl
 
 def _expected(f: RequestFacts, prev: RequestFacts | None, prev_prompt: float, turn_prompt: float | None, fit: Fit,
               rule: CacheRule, ttl: float) -> float:
-    """The cached tokens the rule expects: previous prompt, hidden prefix after a compaction, or nothing.
+    """The cached tokens the rule expects: previous prompt, the start a compaction kept, or nothing.
 
     OpenAI reasoning models: at a new user turn the reasoning items of the
     turn before are no longer sent, so the prefix shared with the previous
@@ -198,8 +201,8 @@ def _expected(f: RequestFacts, prev: RequestFacts | None, prev_prompt: float, tu
         return 0.0
     if f.time is not None and prev.time is not None and f.time - prev.time > ttl:
         return 0.0
-    if f.compacted:
-        return rule.read(fit.hidden)
+    if f.compacted:  # the prefix the compaction left as it was: the hidden one and the visible start it kept
+        return rule.read(fit.hidden + fit.scale * f.kept)
     if rule.provider == "openai" and f.turn_start and turn_prompt is not None:
         return rule.read(min(turn_prompt, prev_prompt))
     return rule.read(prev_prompt)
@@ -273,8 +276,8 @@ def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: floa
         row[name] = pricing.cost(est, cached, out, write)
 
 
-_ROW_COLUMNS = ("index", "time", "model", "compacted", "visible", "prompt", "est_prompt", "est_prompt_free", "cached",
-                "est_cached", "cache_write", "est_cache_write", "output", "est_output", "within", "reason",
+_ROW_COLUMNS = ("index", "time", "model", "compacted", "kept", "visible", "prompt", "est_prompt", "est_prompt_free",
+                "cached", "est_cached", "cache_write", "est_cache_write", "output", "est_output", "within", "reason",
                 "partial_hit", "cost_usd", "est_cost_rule_usd", "est_cost_usd")
 
 
@@ -284,7 +287,8 @@ def _row(f: RequestFacts, prev: RequestFacts | None, est: float, free: float, ca
     prompt = u.prompt_tokens
     within = abs(cached - u.cached_tokens) <= TOLERANCE * prompt
     partial = bool(cached > 0 and 0.1 * cached <= u.cached_tokens <= 0.9 * cached)
-    return {"index": f.index, "time": f.time, "model": f.model, "compacted": f.compacted, "visible": f.visible,
+    return {"index": f.index, "time": f.time, "model": f.model, "compacted": f.compacted, "kept": f.kept,
+            "visible": f.visible,
             "prompt": prompt,
             "est_prompt": round(est), "est_prompt_free": round(free), "cached": u.cached_tokens,
             "est_cached": round(cached), "cache_write": u.cache_write_tokens,
@@ -384,27 +388,43 @@ def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o20
     session = session if session is not None else RecordedSession.of(transcript)
     shift = len(session.messages) - len(transcript)  # 1 when an empty system message was prepended
     p, meter = session.prefix(unit), session.meter(unit)
-    cuts = sorted(((int(c.message) + shift, sum(meter(m) for m in (c.continuation or ())))
-                   for c in (getattr(transcript, "compactions", ()) or ())), key=lambda c: c[0])
     system = p[1] if len(p) > 1 else 0
+    cuts = sorted(((int(c.message) + shift, sum(meter(m) for m in (c.continuation or ())),
+                    system + _kept_start(c.continuation or (), session.messages, meter))
+                   for c in (getattr(transcript, "compactions", ()) or ())), key=lambda c: c[0])
     ttl = _session_ttl(transcript)
     users = [k for k, m in enumerate(session.messages) if isinstance(m, Mapping) and m.get("role") == "user"]
     out: list[RequestFacts] = []
     k = 0
     start = head = None
+    kept = 0
     before = -1
     for j, r in enumerate(requests):
         i = int(r.message) + shift
         compacted = False
         while k < len(cuts) and cuts[k][0] <= i:
-            (start, head), compacted, k = cuts[k], True, k + 1
+            (start, head, kept), compacted, k = cuts[k], True, k + 1
         visible = p[i] if start is None or head is None else system + head + p[i] - p[start]
         own = _ttl_of(r.usage) if r.usage is not None else None
         turn = bisect_right(users, i) > bisect_right(users, before)  # a user message since the previous request
         out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
-                                compacted and j > 0, r.usage, own or ttl, turn and j > 0))
+                                compacted and j > 0, r.usage, own or ttl, turn and j > 0,
+                                kept if compacted else 0))
         before = i
     return out
+
+
+def _kept_start(continuation: Sequence[Any], messages: Sequence[Any], meter: Any) -> int:
+    """Tokens of the continuation's leading messages that are the transcript's own, in place, after its
+    system message: what a compaction left unchanged at the start of the context (Codex keeps the
+    developer and AGENTS.md messages when its replacement history begins with them; it often begins
+    with the first user message instead, and then only the system message is kept)."""
+    n = 0
+    for k, m in enumerate(continuation, start=1):
+        if k >= len(messages) or m != messages[k]:
+            break
+        n += meter(m)
+    return n
 
 
 def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> Calibration:

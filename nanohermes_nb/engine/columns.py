@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Column", "request_columns", "total_columns", "dtype_of", "COST_REQUEST", "COST_TOTALS"]
+__all__ = ["Column", "request_columns", "total_columns", "dtype_of", "COST_REQUEST", "COST_TOTALS", "BILL"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,10 @@ _COST_TYPES = {"pricing": "str", "cost_usd": "float", "summarizer_cost_usd": "fl
 # (the same name may be a request column and a total: two declarations, each in its own order)
 COST = (tuple(_c(n, _COST_TYPES.get(n, "int"), request=True) for n in COST_REQUEST)
         + tuple(_c(n, _COST_TYPES.get(n, "int"), total=True) for n in COST_TOTALS))
+# the bill book (issue 24): what an agent log reports per request, beside the estimate (request columns only)
+BILL = (_c("usage_prompt_tokens", request=True), _c("usage_cached_tokens", request=True),
+        _c("usage_cache_write_tokens", request=True), _c("usage_completion_tokens", request=True),
+        _c("usage_reasoning_tokens", request=True), _c("usage_cost_usd", "float", request=True))
 
 
 def _history(profiles: Sequence[str]) -> tuple[Column, ...]:
@@ -90,9 +94,10 @@ def _groups(profiles: Sequence[str], tokens: Sequence[str], prefix_reuse: bool, 
 
 
 def request_columns(profiles: Sequence[str] = (), tokens: Sequence[str] = (), prefix_reuse: bool = True,
-                    pricing: bool = False) -> list[str]:
-    """The ledger's request table, in order."""
-    return [c.name for g in _groups(profiles, tokens, prefix_reuse, False, pricing) for c in g if c.request]
+                    pricing: bool = False, bill: bool = False) -> list[str]:
+    """The ledger's request table, in order (``bill``: an agent log's reported usage, last)."""
+    groups = _groups(profiles, tokens, prefix_reuse, False, pricing) + ([BILL] if bill else [])
+    return [c.name for g in groups for c in g if c.request]
 
 
 def total_columns(profiles: Sequence[str] = (), tokens: Sequence[str] = (), prefix_reuse: bool = True,
@@ -103,7 +108,7 @@ def total_columns(profiles: Sequence[str] = (), tokens: Sequence[str] = (), pref
 
 def dtype_of(name: str) -> str:
     """The declared type of a column by name (per-profile and per-unit columns are integers)."""
-    for group in (SIZE, PREFIX, RETENTION, NEEDED, COST):
+    for group in (SIZE, PREFIX, RETENTION, NEEDED, COST, BILL):
         for c in group:
             if c.name == name:
                 return c.dtype

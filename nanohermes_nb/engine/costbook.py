@@ -89,6 +89,7 @@ class CostBook(Book):
         meter, msgs = self.meter, session.messages
         self.outs = session.request_sums(f"reply:{u}", lambda: [meter(msgs[i]) for i in session.reply])
         self.excerpt_tool_calls = excerpt_tool_calls
+        self.policy_wrote: set[int] = set()  # ids of the messages this run's policy wrote (summaries, placeholders)
         self.head = 0
         self.first = 0  # what the first request of the next stretch reads from the cache
         self.ends: list[_End] = []
@@ -168,8 +169,11 @@ class CostBook(Book):
                 d = gaps[k] = _lcp(ends[k].view(t), ends[k + 1].view(t))
             if cur != d:
                 cur = min(cur, d)  # lcp(x, A) = min(lcp(x, B), lcp(A, B)) when those two differ
-            else:
-                cur = _lcp(x, ends[k].view(t), d)
+            elif d < len(x):
+                e = ends[k]
+                h = len(e.head)
+                if d < h + e.stop - e.start and _same(x[d], e.head[d] if d < h else t[e.start + d - h]):
+                    cur = _lcp(x, e.view(t), d + 1)  # they go on together: compare further (rare)
             out[k] = cur
         return out
 
@@ -183,19 +187,24 @@ class CostBook(Book):
         lcps = lcps if lcps is not None else [_lcp(x, e.view(t)) for e in ends]
         if pr.cache != "anthropic":
             return pr.cached(sum(size(m) for m in x[:max(lcps)]))
-        best = 0
+        minimum, reply, a = pr.minimum, s.reply, self.a
         system = size(x[0]) if x else 0
+        # the breakpoint at the end of the system message, when any earlier request shares it
+        best = system if system >= minimum and any(shared >= 1 for shared in lcps) else 0
         for e, shared in zip(ends, lcps, strict=True):
-            if shared >= 1 and system >= pr.minimum:
-                best = max(best, system)  # the breakpoint at the end of the system message
-            j = bisect_right(s.reply, shared - len(e.head) + e.start, e.r0, e.r1 + 1) - 1
-            if j >= e.r0:  # the longest request of that stretch whose whole context is a prefix of x
-                best = max(best, e.base + self.a[j] if e.base + self.a[j] >= pr.minimum else 0)
+            stop = shared - len(e.head) + e.start  # where the shared prefix ends in the transcript
+            if stop < reply[e.r0]:
+                continue  # not even the stretch's first request is a prefix of x
+            j = bisect_right(reply, stop, e.r0, e.r1 + 1) - 1  # the longest such request of the stretch
+            n = e.base + a[j]
+            if n >= minimum and n > best:
+                best = n
         return pr.cached(best)
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
         s = self.session
         inserted = {id(m) for m in event.inserted}
+        self.policy_wrote |= inserted
 
         def size(m: Any) -> int:
             return self._inserted_tokens(m) if id(m) in inserted else self.meter(m)
@@ -250,7 +259,10 @@ class CostBook(Book):
     def _inserted_tokens(self, message: Any) -> int:
         """Tokens of a message a policy wrote, remembered by content (the same summary recurs across settings)."""
         cache = self.session.cache.setdefault(("message_tokens", self.unit), {})
-        key = serialize(message)
+        plain = isinstance(message, dict) and message.keys() == {"role", "content"} \
+            and isinstance(message["content"], str) and isinstance(message["role"], str)
+        # a plain {role, content} message (a summary) is keyed by those two, sparing its JSON text
+        key: Any = (message["role"], message["content"]) if plain else serialize(message)
         n = cache.get(key)
         if n is None:
             n = cache[key] = self.meter(message)
@@ -266,14 +278,25 @@ class CostBook(Book):
         return n
 
     def _excerpt_tokens(self, message: Any) -> int:
-        """Tokens of one message's lines in the excerpt (``role: text``), once per message and session."""
+        """Tokens of one message's lines in the excerpt (``role: text``), once per message and session.
+
+        A transcript message is remembered by identity; one the policy wrote
+        (a summary dropped by a later event) is new under every setting but
+        recurs by content across them, so its lines are remembered as a text.
+        """
+        if id(message) in self.policy_wrote:
+            lines = self._lines(message)
+            return self._text_tokens(lines) if lines else 0
         cache = self.session.cache.setdefault(("excerpt_tokens", self.unit, self.excerpt_tool_calls), {})
         hit = cache.get(id(message))
         if hit is None or hit[0] is not message:
-            lines = "".join(f"{role}: {text}\n" for role, text in
-                            excerpt_records([message], tool_calls=self.excerpt_tool_calls))
+            lines = self._lines(message)
             hit = cache[id(message)] = (message, count_tokens(lines, self.unit) if lines else 0)
         return hit[1]
+
+    def _lines(self, message: Any) -> str:
+        return "".join(f"{role}: {text}\n" for role, text in
+                       excerpt_records([message], tool_calls=self.excerpt_tool_calls))
 
     # -- totals ----------------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from ..context.metrics import Retention
 from ..context.needed import NeededLater
 from ..context.summarizers import Summarizer
 from ..policies import Event, Policy, PolicyEnv
+from .bill import BillBook, has_bill
 from .books import (
     Book,
     HistoryBook,
@@ -340,6 +341,8 @@ class Replay:
             books.append(NeededLaterBook(s, rows))
         if self.pricing is not None:
             books.append(CostBook(s, rows, self.pricing, bool(self.policy.option("excerpt_tool_calls", False))))
+        if rows and self.settings.bill and has_bill(s):  # issue 24: the bill the transcript reports
+            books.append(BillBook(s, rows))
         return books
 
     def env(self) -> PolicyEnv:
@@ -364,7 +367,8 @@ class Replay:
         cols: dict[str, list] = {}
         for book in books:
             cols.update(book.cols)
-        order = request_columns(self.profiles, self.tokens, self.prefix_reuse, self.pricing is not None)
+        order = request_columns(self.profiles, self.tokens, self.prefix_reuse, self.pricing is not None,
+                                any(isinstance(b, BillBook) for b in books))
         requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
         assert isinstance(size_book, SizeBook)  # Replay.books always starts with it
@@ -389,14 +393,7 @@ def replay(messages: Sequence[Mapping[str, Any]] | RecordedSession, settings: Se
     """
     chosen = Settings.of(settings, "replay", **changes)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
-    ledger = Replay(session, chosen).ledger()
-    # issue 24 (bill): an agent log's reported usage joins its ledger as the usage_* columns
-    requests = getattr(messages, "requests", None)
-    if isinstance(requests, tuple) and requests:
-        from .bill import with_bill
-
-        ledger = with_bill(ledger, messages)
-    return ledger
+    return Replay(session, chosen).ledger()
 
 
 def reference_replay(

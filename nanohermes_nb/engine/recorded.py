@@ -115,6 +115,9 @@ class RecordedSession:
     _prefix: dict = field(default_factory=dict, repr=False)
     _request_sums: dict = field(default_factory=dict, repr=False)
     cache: dict = field(default_factory=dict, repr=False)  # per-transcript caches of the books and summaries
+    # issue 24: what an agent log reports per API request (``Transcript.requests``), by the session index of
+    # the request's assistant message; empty for a transcript that reports nothing (``bill.BillBook`` reads it)
+    reported: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, messages: Sequence[Mapping[str, Any]], meters: dict | None = None) -> RecordedSession:
@@ -138,7 +141,11 @@ class RecordedSession:
                     i += 1
             end.append(i)
             checks.append(called)
-        return cls(msgs, notes, reply, end, checks, turn, {} if meters is None else meters)
+        shift = len(msgs) - len(messages)  # 1 when an empty system message was prepended
+        requests = getattr(messages, "requests", ())
+        reported = {int(q.message) + shift: q for q in (requests if isinstance(requests, (tuple, list)) else ())
+                    if hasattr(q, "message") and hasattr(q, "usage")}
+        return cls(msgs, notes, reply, end, checks, turn, {} if meters is None else meters, reported=reported)
 
     @property
     def requests(self) -> int:

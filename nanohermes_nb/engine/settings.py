@@ -50,7 +50,8 @@ class Settings:
     - the books: ``tokens`` (extra token columns), ``profiles`` (history legality),
       ``prefix_reuse``, ``retention`` (goal/file retention at each event),
       ``needed_later`` (removed identifiers the recorded future mentions again),
-      ``pricing`` (a preset name or a ``Pricing``: tokens and dollars).
+      ``pricing`` (a preset name or a ``Pricing``: tokens and dollars), ``bill`` (an agent log's
+      reported usage per request, the ``usage_*`` columns, when the transcript reports any: issue 24).
     """
 
     budget: int = 120_000
@@ -63,6 +64,7 @@ class Settings:
     retention: bool = True
     needed_later: bool = False
     pricing: Pricing | str | None = None
+    bill: bool = True
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # normalising a frozen dataclass's own fields, once, at construction

@@ -428,6 +428,9 @@ def compare_policies(
     needed-later retention pooled over every event (kept / needed identifiers);
     with ``pricing``, dollars with and without compaction (summed) and the
     cache-hit rate (weighted by tokens).
+
+    Agent logs add a row per tool (``claude_code``, ``codex_cli``): its own compactions read from the
+    log, with the tokens reported around them (``whatif.recorded_tool_rows``; ``attrs["tool_events"]``).
     """
     from ..policies import POLICIES
 
@@ -475,8 +478,14 @@ def compare_policies(
         rows.append(row)
 
     out = text_frame(rows).set_index("policy")
+    from .whatif import TOOL_EVENT_COLUMNS, recorded_tool_rows, with_tool_rows
+
+    tools, tool_events = recorded_tool_rows([(s.name, s.path or s.messages) for s in _sources(transcripts)],
+                                            needed_later)
+    out = with_tool_rows(out, tools)
     out.attrs.update(budget=base.budget, unit=base.unit, skipped=frame.attrs.get("skipped", []),
-                     pricing=None if pricing is None else pricing.name)
+                     pricing=None if pricing is None else pricing.name,
+                     tool_events=text_frame(tool_events, list(TOOL_EVENT_COLUMNS)))
     return out
 
 

@@ -25,7 +25,8 @@ from .calibrate import CacheRule, Calibration, Fit
 from .pricing import Pricing
 
 __all__ = ["WHATIF_COLUMNS", "ToolEvent", "replay_cost", "whatif_row", "tool_events", "modelled_cost",
-           "default_budget", "whatif", "tool_events_frame"]
+           "default_budget", "whatif", "tool_events_frame", "TOOL_EVENT_COLUMNS", "recorded_tool_rows",
+           "with_tool_rows"]
 
 WHATIF_COLUMNS = ("policy", "source", "requests", "compactions", "prompt_tokens", "cached_tokens",
                   "cost_usd", "needed_later", "needed_later_items")
@@ -128,7 +129,7 @@ def modelled_cost(calibration: Calibration, prices: Any) -> dict:
                 r["time"] is not None and previous["time"] is not None and r["time"] - previous["time"] > rule.ttl):
             c = 0.0
         elif r["compacted"]:
-            c = rule.read(fit.hidden) if fit is not None else 0.0
+            c = rule.read(fit.hidden + fit.scale * float(r["kept"])) if fit is not None else 0.0
         else:
             c = rule.read(float(previous["est_prompt_free"]))
         c = min(c * eff, p)
@@ -225,3 +226,81 @@ def tool_events_frame(transcript: Any) -> Any:
             for e in tool_events(transcript, [i - shift for i in session.reply])]
     return frame(rows, ["policy", "request", "index", "time", "pre_tokens", "post_tokens", "needed_later",
                         "needed_later_items"])
+
+
+TOOL_EVENT_COLUMNS = ("transcript", "policy", "request", "index", "trigger", "pre_tokens", "post_tokens")
+
+
+def recorded_tool_rows(sources: Sequence[tuple[str, Any]], needed_later: bool = False) -> tuple[list[dict], list[dict]]:
+    """The tools' own compactions, read from their logs (not simulated): one row per tool, one per event.
+
+    ``sources``: ``(name, transcript or path)`` pairs; a path is read only when
+    its content says it is an agent log, and one that cannot be read is left
+    to the sweep to report. Each tool's row (``policy`` named after the tool,
+    ``claude_code``, ``codex_cli``) counts its logs, their requests and its
+    compactions, and sums the context sizes the log reports around them
+    (``reported_tokens_before`` / ``_after``, the provider's tokens); with
+    ``needed_later``, the needed-later retention of its own compactions.
+    """
+    from bisect import bisect_left
+    from pathlib import Path
+
+    from ..transcripts import TranscriptError, load_transcript
+    from ..transcripts.agentlogs.discovery import looks_like_agent_log
+
+    tools: dict[str, dict] = {}
+    events: list[dict] = []
+    for name, item in sources:
+        if isinstance(item, (str, Path)):
+            try:
+                item = load_transcript(item) if looks_like_agent_log(Path(item)) else None
+            except (TranscriptError, OSError):
+                item = None
+        agent = getattr(item, "agent", "")
+        if not agent:
+            continue
+        row = tools.setdefault(agent, {"policy": agent, "transcripts": 0, "requests": 0, "events": 0,
+                                       "reported_tokens_before": None, "reported_tokens_after": None,
+                                       "_needed": 0, "_kept": 0})
+        requests = [int(r.message) for r in getattr(item, "requests", ()) or ()]
+        compactions = tuple(getattr(item, "compactions", ()) or ())
+        row["transcripts"] += 1
+        row["requests"] += len(requests)
+        for c in compactions:
+            row["events"] += 1
+            for key, value in (("reported_tokens_before", c.pre_tokens), ("reported_tokens_after", c.post_tokens)):
+                if value is not None:
+                    row[key] = (row[key] or 0) + int(value)
+            events.append({"transcript": name, "policy": agent, "request": bisect_left(requests, int(c.message)) + 1,
+                           "index": int(c.message), "trigger": c.trigger, "pre_tokens": c.pre_tokens,
+                           "post_tokens": c.post_tokens})
+        if needed_later and compactions:
+            scored = [e.needed_later for e in tool_events(item, requests) if e.needed_later is not None]
+            row["_needed"] += sum(len(n.needed) for n in scored)
+            row["_kept"] += sum(len(n.kept) for n in scored)
+    rows = []
+    for row in tools.values():
+        needed, kept = row.pop("_needed"), row.pop("_kept")
+        if needed_later:
+            row["needed_later"] = round(kept / needed, 4) if needed else None
+            row["needed_later_items"] = needed
+        rows.append(row)
+    return rows, events
+
+
+def with_tool_rows(table: Any, rows: Sequence[dict]) -> Any:
+    """``compare_policies``' table with the tools' rows after the policies' (integer columns stay integers)."""
+    import pandas as pd
+
+    from .frames import frame
+
+    if not rows:
+        return table
+    extra = frame(list(rows)).set_index("policy")
+    out = pd.concat([table, extra])
+    counts = ("transcripts", "requests", "events", "reported_tokens_before", "reported_tokens_after")
+    for c in out.columns:
+        if c in counts or (c in table.columns and pd.api.types.is_integer_dtype(table[c].dtype)):
+            out[c] = out[c].astype("Int64")
+    out.attrs.update(table.attrs)
+    return out
