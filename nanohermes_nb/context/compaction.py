@@ -25,7 +25,6 @@ from .summarizers import RecordRun, RecordSummarizer, Summarizer, default_summar
 
 __all__ = [
     "SUMMARY_HEADER",
-    "register_summary_prefix",
     "PLACEHOLDER_NOTE",
     "CUT_DIRECTIONS",
     "naive_cut",
@@ -173,21 +172,18 @@ def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
     return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
 
 
-_SUMMARY_PREFIXES: list[str] = []  # how other systems' policies start their summaries (they register them)
+def is_summary_message(message: Mapping[str, Any], prefixes: Sequence[str] = ()) -> bool:
+    """True for a note compaction inserted (the lab's summary or placeholder), or a summary opening with one
+    of ``prefixes``.
 
-
-def register_summary_prefix(prefix: str) -> None:
-    """Teach ``is_summary_message`` another system's summary opening (a policy module calls this)."""
-    if prefix and prefix not in _SUMMARY_PREFIXES:
-        _SUMMARY_PREFIXES.append(prefix)
-
-
-def is_summary_message(message: Mapping[str, Any]) -> bool:
-    """True for a note a policy inserted: the lab's summary or placeholder, or a registered system's summary."""
+    Other systems open their summaries their own way; this module does not know them.
+    ``policies.summary_prefixes()`` collects the openings the registered policies
+    declare, and ``policies.is_summary_message`` asks with all of them.
+    """
     content = message.get("content") if isinstance(message, Mapping) else None
     return isinstance(content, str) and (
         content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
-        or any(content.startswith(p) for p in _SUMMARY_PREFIXES)
+        or content.startswith(tuple(prefixes))
     )
 
 

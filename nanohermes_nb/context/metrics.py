@@ -34,10 +34,14 @@ _STOP = frozenset(
 )
 
 
-def first_user_goal(messages: Iterable[Mapping[str, Any]]) -> str:
-    """The first real user message's text (a summary note is not a goal)."""
+def first_user_goal(messages: Iterable[Mapping[str, Any]], summary_prefixes: Sequence[str] = ()) -> str:
+    """The first real user message's text (a summary note is not a goal).
+
+    ``summary_prefixes``: how other systems' summaries open (``policies.summary_prefixes()``),
+    so that a summary such a policy wrote in the user role is not taken for the goal.
+    """
     for m in messages:
-        if isinstance(m, Mapping) and m.get("role") == "user" and not is_summary_message(m):
+        if isinstance(m, Mapping) and m.get("role") == "user" and not is_summary_message(m, summary_prefixes):
             text = text_of(m).strip()
             if text:
                 return text

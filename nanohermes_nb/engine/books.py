@@ -32,7 +32,7 @@ from ..context.history import HistoryChecker
 from ..context.metrics import TextIndex, first_user_goal, goal_terms, retention
 from ..context.needed import IdentifierIndex, needed_later
 from ..context.sizing import shared_prefix_bytes
-from ..policies.base import Event
+from ..policies.base import Event, summary_prefixes
 from .recorded import Context, RecordedSession
 
 __all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "NeededLaterBook",
@@ -391,7 +391,7 @@ class RetentionBook(Book):
 
     def __init__(self, session: RecordedSession, rows: bool) -> None:
         super().__init__(session, rows)
-        goal = first_user_goal(session.messages)
+        goal = first_user_goal(session.messages, summary_prefixes())
         index = session.cache.get("text_index")
         if index is None:
             index = session.cache["text_index"] = TextIndex(goal_terms(goal))

@@ -12,6 +12,7 @@ from ..context.messages import Message, pair_tool_results, tool_call_of
 from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 from .hermes_text import (
+    ALL_SUMMARY_PREFIXES,
     COMPACTION_NOTE,
     DUPLICATE_NOTE,
     MERGED_PRIOR_CONTEXT_HEADER,
@@ -137,6 +138,7 @@ class HermesAgentPolicy(Policy):
     abort_on_summary_failure: bool = False
     redact: Callable[[str], str] | None = None
     name: ClassVar[str] = "hermes_agent"
+    summary_prefixes: ClassVar[tuple[str, ...]] = ALL_SUMMARY_PREFIXES
 
     def __post_init__(self) -> None:
         if not 0.10 <= self.summary_target_ratio <= 0.80:

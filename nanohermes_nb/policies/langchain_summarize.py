@@ -10,7 +10,6 @@ from ..context.compaction import (
     PLACEHOLDER_NOTE,
     ask_summarizer,
     excerpt_records,
-    register_summary_prefix,
 )
 from ..context.messages import Message, call_id, calls_of, role_of
 from ..context.summarizers import Summarizer, default_summarizer
@@ -20,7 +19,6 @@ from .langchain_trim import SYSTEM_ROLES, trim_last
 __all__ = ["LangChainSummarizePolicy", "SUMMARY_PREFIX", "safe_cutoff_point"]
 
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"  # summarization.py, _build_new_messages
-register_summary_prefix(SUMMARY_PREFIX)
 NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 KEEP_KINDS = ("messages", "tokens", "fraction")
@@ -136,6 +134,7 @@ class LangChainSummarizePolicy(Policy):
     keep: tuple = ("messages", 20)
     trim_tokens_to_summarize: int | None = 4000
     name: ClassVar[str] = "langchain_summarize"
+    summary_prefixes: ClassVar[tuple[str, ...]] = (SUMMARY_PREFIX,)
 
     def __post_init__(self) -> None:
         keep = tuple(self.keep) if isinstance(self.keep, (list, tuple)) else self.keep
