@@ -25,6 +25,7 @@ from typing import Any, ClassVar, cast
 
 from ..context import compaction
 from ..context.budgets import over_budget
+from ..context.compaction import PLAIN_EXCERPTS, ExcerptReader
 from ..context.messages import Message
 from ..context.sizing import Meter, message_size
 from ..context.summarizers import Summarizer
@@ -79,7 +80,9 @@ class PolicyEnv:
 
     ``meter`` sizes one message in the trigger's unit (``unit``); constants a
     source gives in tokens are measured with ``tokens()`` (cl100k unless a token
-    meter is given or the trigger itself counts tokens).
+    meter is given or the trigger itself counts tokens). ``excerpts`` reads a
+    summary's excerpt and asks the summarizer (``compaction.ExcerptReader``): the
+    plain reader, or in a replay the engine's, which answers the same faster.
     """
 
     budget: int
@@ -87,7 +90,8 @@ class PolicyEnv:
     summarizer: Summarizer | None = None
     unit: str = "bytes"
     token_meter: Sizer | None = None
-    cache: dict | None = None  # scratch space for one transcript (per-message work a policy may reuse)
+    cache: dict | None = None  # unused: agent/loop.py still passes {} here; goes when it stops
+    excerpts: ExcerptReader = PLAIN_EXCERPTS
 
     def tokens(self) -> Sizer:
         if self.token_meter is not None:

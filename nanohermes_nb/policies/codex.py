@@ -172,7 +172,8 @@ class CodexPolicy(Policy):
             return context, None
         initial = list(context[:1]) if role_of(context[0]) == "system" else []
         history = list(context[len(initial):])
-        summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls)
+        summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls,
+                                    excerpts=env.excerpts)
         note = summary.note
         if summary.failure is None:
             note = CODEX_SUMMARY_PREFIX + "\n" + note[len(SUMMARY_HEADER) + 1:]

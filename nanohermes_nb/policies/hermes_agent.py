@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..context.compaction import ask_summarizer, excerpt_records
 from ..context.messages import Message, pair_tool_results, tool_call_of
 from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
@@ -354,11 +353,11 @@ class HermesAgentPolicy(Policy):
         """
         redact = self.redact or (lambda text: text)
         records = ([(PREVIOUS_SUMMARY_ROLE, previous)] if previous else [])
-        records += excerpt_records(turns, tool_calls=self.excerpt_tool_calls)
+        records += env.excerpts.records(turns, tool_calls=self.excerpt_tool_calls)
         summarizer = env.summarizer or default_summarizer()
         failure = None
         try:
-            reply = ask_summarizer(summarizer, records)
+            reply = env.excerpts.ask(summarizer, records)
             if not isinstance(reply, str) or not reply.strip():
                 failure = "the summarizer returned no text"
         except Exception as exc:  # a failed extra call must not break the agent loop (hermes: fallback)

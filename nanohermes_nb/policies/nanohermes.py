@@ -47,7 +47,7 @@ class NanoHermesPolicy(Policy):
             cut=self.cut,
             meter=env.meter,
             size=size,
-            cache=env.cache,
+            excerpts=env.excerpts,
         )
         if not result.compacted:
             return context, None
