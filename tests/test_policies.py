@@ -442,6 +442,8 @@ def test_retention_stops_reading_only_when_the_answer_is_known(corpus, policy):
             kept_paths = set().union(*(paths(m) for m in kept))
             present = set().union(*(terms_in(part, terms) for m in kept for part in parts(m))) if terms else set()
             r = ev.retention
+            # the goal is at stake when the user's first message was removed (a removed summary is not it)
+            assert r.goal_at_stake == (bool(first_user_goal(removed, summary_prefixes())) and bool(goal))
             assert r.paths == tuple(dropped) and r.paths_kept == tuple(p for p in dropped if p in kept_paths)
             if r.goal_at_stake and terms:
                 assert r.goal_kept == (len(present) / len(terms) >= GOAL_TERM_SHARE)
@@ -503,3 +505,17 @@ def test_policies_declare_their_summary_openings_and_compaction_learns_none_of_t
             "print(any(m.startswith(('nanohermes_nb.policies', 'nanohermes_nb.engine')) for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+def test_a_removed_summary_of_another_system_is_not_the_users_goal():
+    from nanohermes_nb.context.metrics import first_user_goal
+    from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
+
+    summary = {"role": "user", "content": CODEX_SUMMARY_PREFIX + "\nearlier work on src/parse.py"}
+    removed = [summary, user("rename the helper in src/util.py"), tool("c", "ok")]
+    kept = [user("rename helper src/util.py")]
+    assert first_user_goal(removed).startswith(CODEX_SUMMARY_PREFIX)  # the context layer knows no other system
+    assert first_user_goal(removed, summary_prefixes()) == "rename the helper in src/util.py"
+    r = retention(removed, kept, summary_prefixes=summary_prefixes())
+    assert r.goal_at_stake and r.goal_kept
+    assert not retention(removed, kept).goal_kept

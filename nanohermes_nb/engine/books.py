@@ -30,7 +30,7 @@ from ..context.budgets import over_budget
 from ..context.metrics import retention
 from ..context.needed import needed_later
 from ..context.sizing import shared_prefix_bytes
-from ..policies.base import Event
+from ..policies.base import Event, summary_prefixes
 from .fast import HistoryWalk, ProfileCounts, written_signature
 from .recorded import Context, RecordedSession
 
@@ -278,10 +278,11 @@ class RetentionBook(Book):
     def __init__(self, session: RecordedSession, rows: bool) -> None:
         super().__init__(session, rows)
         self.goal, self.index = session.cache.goal()
+        self.prefixes = summary_prefixes()  # a removed summary of any registered policy is not the goal
         self.kept = self.items = 0
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
-        ret = retention(event.removed, after.head, self.goal, self.index)
+        ret = retention(event.removed, after.head, self.goal, self.index, self.prefixes)
         self.kept += ret.kept
         self.items += ret.items
         return {"retention": ret}
