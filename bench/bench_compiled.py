@@ -7,7 +7,7 @@ Issue #10 asks a 100-setting sweep for at most 12x the floor (reading the files,
 corners that bound what the pure-Python engine could still gain without a second
 implementation of the loop:
 
-- the engine as it is, and the same source compiled to C with mypyc (the ten
+- the engine as it is, and the same source compiled to C with mypyc (the eleven
   modules the replay loop runs through; the rest stays Python);
 - the default sweep, and ``profiles=(), prefix_reuse=False`` (no history checks,
   no prefix-reuse column: the fewest books a sweep can keep).
@@ -18,7 +18,7 @@ them alike. The compiled rows are compared with the pure rows (they must be equa
 
 mypyc needs three mechanical edits, made in a temporary copy only and checked to
 apply (the script stops, naming the edit, when the source has moved): a method
-alias (``__call__ = size``) becomes a method; the two ``Sequence`` views stop
+alias (``__call__ = size``) becomes a method; the three ``Sequence`` views stop
 inheriting the ABC (mypyc cannot compile an ABC subclass; nothing in the loop
 asks ``isinstance(view, Sequence)``); the exception class stays a Python class.
 Lines mypy flags (mostly ``int | None`` where the code knows it is set) get a
@@ -43,12 +43,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import BUDGETS, FLOOR, KEEPS, corpus, files  # noqa: E402
 
 MODULES = ["context/sizing", "context/summarizers", "engine/books", "context/compaction", "engine/ledger",
-           "engine/recorded", "context/history", "engine/costbook", "context/messages", "policies/nanohermes"]
+           "engine/recorded", "engine/fast", "context/history", "engine/costbook", "context/messages",
+           "policies/nanohermes"]
 
 EDITS = [  # (module, pattern, replacement): each must apply exactly once
     ("context/sizing", r"\n    __call__ = size\n",
      "\n    def __call__(self, message: Message) -> int:\n        return self.size(message)\n"),
-    ("context/summarizers", r"\nclass RecordRun\(Sequence\):", "\nclass RecordRun:"),
+    ("engine/fast", r"\nclass RecordRun\(Sequence\):", "\nclass RecordRun:"),
+    ("engine/fast", r"\nclass RunRecords\(Sequence\):", "\nclass RunRecords:"),
     ("engine/recorded", r"\nclass ContextView\(Sequence\):", "\nclass ContextView:"),
     ("context/summarizers", r"\nclass SummarizerError\(RuntimeError\):",
      "\nfrom mypy_extensions import mypyc_attr\n\n\n@mypyc_attr(native_class=False)\n"

@@ -242,3 +242,28 @@ def test_sweep_and_compare_policies_take_one_summarizer_per_run():
         nh.sweep(logs, summarizers={})
     with pytest.raises(ValueError, match="out="):
         nh.sweep(logs, summarizers=named, out="x.csv")
+
+
+def test_a_summarizer_that_measures_its_cost_is_found_by_its_protocol_not_by_probing():
+    """``summary_cost`` reads ``last_cost`` of a ``MeasuredSummarizer`` only; the nanohermes policy's event
+    carries it; a summarizer that measures nothing gives no tokens."""
+    from nanohermes_nb.context.chunked import MeasuredSummarizer, WindowExceeded, summary_cost
+
+    class Measured:
+        def __init__(self) -> None:
+            self.last_cost: SummaryCost | None = None
+
+        def __call__(self, excerpt: str) -> str:
+            self.last_cost = SummaryCost(2, 100 + len(excerpt), 7, 0.0, 1, False)
+            return "the goal was X"
+
+    measured = Measured()
+    assert isinstance(measured, MeasuredSummarizer) and summary_cost(measured) is None
+    assert not isinstance(nh.ExtractiveSummarizer(), MeasuredSummarizer)
+    assert summary_cost(nh.ExtractiveSummarizer()) is None and summary_cost(lambda e: "x") is None
+    msgs = session(12, body="x" * 900)
+    events = nh.replay(msgs, budget=4_000, summarizer=measured).compactions
+    assert events and all(e.summarizer_calls == 2 and e.summarizer_tokens[1] == 7 for e in events)
+    plain = nh.replay(msgs, budget=4_000, summarizer=lambda e: "the goal was X").compactions
+    assert all(e.summarizer_calls == 1 and e.summarizer_tokens is None for e in plain)
+    assert WindowExceeded("refused").sent_bytes is None  # declared, not probed

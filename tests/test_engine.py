@@ -1,7 +1,6 @@
 """Engine v2: one trigger, policies as configured objects, apply_policy, and the sweep on any executor."""
 
 import concurrent.futures as cf
-import itertools
 import json
 
 import pandas as pd
@@ -135,66 +134,6 @@ def test_a_recorded_session_is_measured_once_for_many_replays():
     b = replay(rec, budget=9_000, summarizer=stub)
     assert a.totals.compactions > b.totals.compactions >= 1
     assert rec.prefix("bytes")[-1] == nh.context_size(msgs)
-
-
-def test_history_checks_remembered_across_settings_equal_fresh_ones():
-    """Settings that compact at the same place reuse one history check; each request's problem
-    counts, per profile, equal those of a replay on a session that remembers nothing."""
-    msgs = session(14, body="x" * 700, n_calls=2)
-    msgs[9:9] = [assistant("a call never answered", ["lost"]), user("carry on")]  # problems to count
-    msgs += [tool("stray", "a result nobody asked for"), user("and?"), assistant("ok")]
-    shared = RecordedSession.of(msgs)
-    runs = [(budget, keep, role) for budget in (3_000, 3_500, 4_000, 6_000) for keep in (2, 3, 5)
-            for role in ("system", "user")]
-    events, counted = 0, 0
-    for budget, keep, role in runs:
-        policy = nh.NanoHermesPolicy(keep_recent=keep, summary_role=role)
-        remembered = replay(shared, budget=budget, policy=policy, summarizer=stub)
-        fresh = replay(msgs, budget=budget, policy=policy, summarizer=stub)
-        pd.testing.assert_frame_equal(remembered.requests, fresh.requests)
-        assert [e.problems for e in remembered.compactions] == [e.problems for e in fresh.compactions]
-        events += len(fresh.compactions)
-        counted += sum(sum(e.problems.values()) for e in fresh.compactions)
-    assert events and counted
-    assert len(shared.cache["walks"]) < events * len(nh.context.history.PROFILES)  # some checks were reused
-
-
-def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
-    """The history book's counts, however they were shared between settings, equal a checker run over the
-    whole context each request sent, for every profile (one session shared by all settings, as in a sweep)."""
-    from nanohermes_nb.context.history import HistoryChecker
-
-    checked = 0
-    for path in corpus.files:
-        rec = RecordedSession.of(nh.load_transcript(path))
-        for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
-            ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False,
-                            policy=nh.NanoHermesPolicy(keep_recent=keep))
-            for r in range(1, ledger.totals.requests + 1):
-                context = ledger.context(r)
-                for profile in nh.context.history.PROFILES:
-                    checker = HistoryChecker(profile)
-                    for m in context:
-                        checker.feed(m)
-                    assert ledger.requests[f"problems_{profile}"].iloc[r - 1] == checker.problem_count(), \
-                        (path.name, budget, keep, r, profile)
-                    checked += 1
-    assert checked
-
-
-def test_a_transcripts_summaries_are_kept_with_it_not_by_the_shared_summarizer():
-    """A sweep over thousands of transcripts must not keep every transcript's summaries alive: those made
-    from a stretch of a transcript are remembered in that transcript's cache and go with it."""
-    from nanohermes_nb.context.compaction import _default
-
-    memo = _default()._memo
-    before = len(memo)
-    rec = RecordedSession.of(session(12, body="x" * 900))
-    ledgers = [replay(session(12, body=f"log {k} " * 150), budget=4_000) for k in range(20)]
-    ledgers.append(replay(rec, budget=4_000))
-    assert all(ledger.totals.summarizer_calls for ledger in ledgers)
-    assert len(memo) == before
-    assert any(k[0] == "summaries" for k in rec.cache["policy"][("excerpt", False)].shared)
 
 
 # --- sweeps: executors, Dask, streaming, skipped files ----------------------------------------

@@ -134,7 +134,7 @@ def test_states_agree_exactly_when_the_pending_calls_agree():
 
 
 def test_a_message_of_many_calls_costs_linear_memory():
-    """The states the replay keeps for every message (``_Baseline``): a copy of the pending ids each
+    """The states the replay keeps for every message (``fast.HistoryBaseline``): a copy of the pending ids each
     made 20,000 calls cost 4.9 GB; now each state is a few fields whatever the number of calls."""
     import tracemalloc
 

@@ -10,11 +10,10 @@ expectations written in codex-rs's tests.
 
 import pytest
 
-from nanohermes_nb.context.compaction import is_summary_message
 from nanohermes_nb.context.sizing import message_size
 from nanohermes_nb.peers import PINNED, agreement, canonical, check_pinned
 from nanohermes_nb.peers.codex import CODEX_PINNED, codex_cases, run_case
-from nanohermes_nb.policies import CodexPolicy, apply_policy
+from nanohermes_nb.policies import CodexPolicy, apply_policy, is_summary_message
 from nanohermes_nb.policies.codex import (
     CODEX_SUMMARY_PREFIX,
     _split_string,

@@ -19,7 +19,7 @@ from nanohermes_nb import (
     replay,
     sweep,
 )
-from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE, is_summary_message
+from nanohermes_nb.context.compaction import PLACEHOLDER_NOTE
 from nanohermes_nb.context.messages import text_of
 from nanohermes_nb.context.metrics import GOAL_TERM_SHARE, goal_terms, retention
 from nanohermes_nb.policies import (
@@ -32,8 +32,10 @@ from nanohermes_nb.policies import (
     LangChainTrimPolicy,
     ObservationMaskingPolicy,
     apply_policy,
+    is_summary_message,
     repair_tool_pairs,
     resolve_policy,
+    summary_prefixes,
 )
 from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
 from nanohermes_nb.policies.hermes_text import (
@@ -432,7 +434,7 @@ def test_retention_stops_reading_only_when_the_answer_is_known(corpus, policy):
     events = 0
     for path in corpus.files:
         msgs = load_transcript(path)
-        goal = first_user_goal(msgs)
+        goal = first_user_goal(msgs, summary_prefixes())
         terms = goal_terms(goal) if goal else []
         for ev in replay(msgs, budget=max(2_000, len(json.dumps(msgs)) // 6), policy=policy, profiles=()).compactions:
             removed, kept = ev.event.removed, ev.context_after
@@ -440,6 +442,8 @@ def test_retention_stops_reading_only_when_the_answer_is_known(corpus, policy):
             kept_paths = set().union(*(paths(m) for m in kept))
             present = set().union(*(terms_in(part, terms) for m in kept for part in parts(m))) if terms else set()
             r = ev.retention
+            # the goal is at stake when the user's first message was removed (a removed summary is not it)
+            assert r.goal_at_stake == (bool(first_user_goal(removed, summary_prefixes())) and bool(goal))
             assert r.paths == tuple(dropped) and r.paths_kept == tuple(p for p in dropped if p in kept_paths)
             if r.goal_at_stake and terms:
                 assert r.goal_kept == (len(present) / len(terms) >= GOAL_TERM_SHARE)
@@ -472,3 +476,46 @@ def test_prefix_reuse_by_hand():
     assert list(req["prefix_reuse"]) == [0, 64 - 1, 1 + 31 + 1 + 30 + 1 + 118 + 1 + common]
     assert list(req["event"]) == ["", "mask", ""] and L.compactions[0].inserted[0]["content"] == "<MASKED>"
     assert L.totals.prefix_reuse == req["prefix_reuse"].sum() and L.totals.request_bytes == req["request_bytes"].sum()
+
+
+def test_policies_declare_their_summary_openings_and_compaction_learns_none_of_them():
+    """Each policy declares how its summaries open; ``policies.summary_prefixes()`` reads the registry when
+    asked. Importing a policy changes nothing in ``compaction``: its ``is_summary_message`` knows only the lab's
+    notes unless it is handed the openings."""
+    import subprocess
+    import sys
+
+    from nanohermes_nb.context import compaction
+    from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
+    from nanohermes_nb.policies.hermes_text import ALL_SUMMARY_PREFIXES
+    from nanohermes_nb.policies.langchain_summarize import SUMMARY_PREFIX
+
+    declared = summary_prefixes()
+    assert declared == tuple(dict.fromkeys(p for cls in POLICIES.values() for p in cls.summary_prefixes))
+    assert {CODEX_SUMMARY_PREFIX + "\n", SUMMARY_PREFIX, *ALL_SUMMARY_PREFIXES} == set(declared)
+    for prefix in declared:
+        summary = {"role": "user", "content": prefix + "what was done"}
+        assert is_summary_message(summary) and compaction.is_summary_message(summary, declared)
+        assert not compaction.is_summary_message(summary)  # the context layer knows no other system
+    lab = {"role": "system", "content": compaction.SUMMARY_HEADER + "\nx"}
+    assert compaction.is_summary_message(lab) and is_summary_message(lab)
+    assert not is_summary_message({"role": "user", "content": "fix the bug"})
+    # the context package imports nothing above it
+    code = ("import sys, nanohermes_nb.context.compaction, nanohermes_nb.context.metrics; "
+            "print(any(m.startswith(('nanohermes_nb.policies', 'nanohermes_nb.engine')) for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+def test_a_removed_summary_of_another_system_is_not_the_users_goal():
+    from nanohermes_nb.context.metrics import first_user_goal
+    from nanohermes_nb.policies.codex import CODEX_SUMMARY_PREFIX
+
+    summary = {"role": "user", "content": CODEX_SUMMARY_PREFIX + "\nearlier work on src/parse.py"}
+    removed = [summary, user("rename the helper in src/util.py"), tool("c", "ok")]
+    kept = [user("rename helper src/util.py")]
+    assert first_user_goal(removed).startswith(CODEX_SUMMARY_PREFIX)  # the context layer knows no other system
+    assert first_user_goal(removed, summary_prefixes()) == "rename the helper in src/util.py"
+    r = retention(removed, kept, summary_prefixes=summary_prefixes())
+    assert r.goal_at_stake and r.goal_kept
+    assert not retention(removed, kept).goal_kept

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from servers import completion_body, send, start_server
 
 from nanohermes_nb import ExtractiveSummarizer, OpenAICompatibleSummarizer, compact
-from nanohermes_nb import load_transcript as nh_load
 from nanohermes_nb.context.compaction import (
     PLACEHOLDER_NOTE,
     SUMMARY_HEADER,
@@ -247,64 +246,3 @@ def test_trimming_on_word_counts_equals_trimming_word_lists(lines, max_words):
     from nanohermes_nb.context.summarizers import _fit_words
 
     assert _fit_words(lines, max_words) == _fit_words_by_lists(lines, max_words)
-
-
-def _heads(msgs, p):
-    """What may stand before a run of the transcript in a dropped span: nothing, a summary of what came
-    before (in either role), or a message of no transcript."""
-    from nanohermes_nb.context.compaction import excerpt_records
-
-    earlier = ExtractiveSummarizer().summarize_records(excerpt_records(msgs[1:p])) or "nothing"
-    note = f"{SUMMARY_HEADER}\n{earlier}"
-    return [[], [{"role": "system", "content": note}], [{"role": "user", "content": note}],
-            [{"role": "assistant", "content": "I will edit src/app/views.py next. Then run tests/test_views.py."}]]
-
-
-def test_a_run_read_in_place_summarizes_as_its_records_do(corpus):
-    """A dropped stretch of the transcript is read from records built once (``excerpt_parts``) and summarized
-    from an index of them (``summarize_span``): records and summaries equal the plain ones, for heads of every
-    kind and for summary limits small enough that a run's new items fall short."""
-    import random
-
-    from nanohermes_nb.context.compaction import (
-        excerpt_parts,
-        excerpt_records,
-        summarize_dropped,
-    )
-    from nanohermes_nb.engine.recorded import RecordedSession
-
-    rng = random.Random(7)
-    shapes = [{}, {"max_decisions": 1, "max_paths": 2}, {"max_words": 40}]
-    checked = 0
-    for path in corpus.files:
-        msgs = RecordedSession.of(nh_load(path)).messages
-        for tool_calls in (False, True):
-            cache = {"transcript": msgs}
-            for _ in range(10):
-                p = rng.randrange(1, len(msgs))
-                q = rng.randrange(p + 1, len(msgs) + 1)
-                for head_msgs in _heads(msgs, p):
-                    dropped = head_msgs + msgs[p:q]
-                    head, run = excerpt_parts(dropped, tool_calls=tool_calls, cache=cache)
-                    assert len(head) == len(excerpt_records(head_msgs, tool_calls=tool_calls))
-                    assert head + list(run) == excerpt_records(dropped, tool_calls=tool_calls)
-                    for shape in shapes:
-                        in_place = ExtractiveSummarizer(**shape).summarize_span(head, run)
-                        assert in_place == ExtractiveSummarizer(**shape).summarize_records(head + list(run))
-                    cached = summarize_dropped(dropped, excerpt_tool_calls=tool_calls, cache=cache)
-                    assert cached == summarize_dropped(dropped, excerpt_tool_calls=tool_calls)
-                    checked += 1
-    assert checked
-
-
-def test_a_list_that_is_not_one_run_of_the_transcript_is_read_message_by_message():
-    from nanohermes_nb.context.compaction import excerpt_parts, excerpt_records
-
-    msgs = session(6, body="see src/a.py")
-    cache = {"transcript": msgs}
-    for dropped in (msgs[3:5] + msgs[1:2], msgs[1:3] + [{"role": "user", "content": "new"}] + msgs[3:4],
-                    [dict(m) for m in msgs[1:4]]):
-        head, run = excerpt_parts(dropped, cache=cache)
-        assert not len(run) and head == excerpt_records(dropped)
-    head, run = excerpt_parts(msgs[1:2] + [dict(m) for m in msgs[2:4]], cache=cache)  # equal copies: one run
-    assert len(run) and head == [] and list(run) == excerpt_records(msgs[1:4])

@@ -71,3 +71,11 @@ def test_settings_that_never_compact_equal_their_own_replays():
                    pricing=prices[k % 2], needed_later=True, tokens=["tokens_approx"], summarizer=lambda e: "S")
         for key, value in L.totals.as_dict().items():
             assert row[key] == value or (value is None and row[key] != row[key]), (row["policy"], key)
+
+
+def test_loaded_transcripts_are_named_by_their_file_other_lists_by_their_place(corpus):
+    from nanohermes_nb import load_transcript
+
+    loaded = [load_transcript(p) for p in corpus.files[:2]]
+    frame = sweep(loaded + [list(loaded[0])], budgets=[10**9])
+    assert list(frame["transcript"]) == [p.name for p in corpus.files[:2]] + ["transcript 2"]

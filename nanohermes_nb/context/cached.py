@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .chunked import SummaryCost
+from .chunked import SummaryCost, summary_cost
 from .summarizers import SummarizerError
 
 __all__ = ["CachedSummarizer", "excerpt_key", "SUMMARIES_DIR"]
@@ -112,7 +112,7 @@ class CachedSummarizer:
         if self.fallback is None:
             raise SummarizerError(f"no cached summary for this excerpt (sha256 {key[:12]}) in {self.name}")
         summary = self.fallback(excerpt)  # a failure propagates: nothing is kept
-        cost = getattr(self.fallback, "last_cost", None)
+        cost = summary_cost(self.fallback)
         if not isinstance(summary, str) or not summary.strip():
             raise SummarizerError("the fallback summarizer returned no summary")
         self.entries[key] = {"summary": summary, **(cost.as_dict() if cost is not None else {"calls": 1})}

@@ -29,8 +29,10 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-__all__ = ["SummaryCost", "WindowExceeded", "fit_summary", "split_excerpt", "merge_input", "window_exceeded"]
+__all__ = ["SummaryCost", "MeasuredSummarizer", "summary_cost", "WindowExceeded", "fit_summary", "split_excerpt",
+           "merge_input", "window_exceeded"]
 
 # what one request returned: the summary text and the server's (prompt_tokens, completion_tokens), each None
 # when not reported
@@ -47,6 +49,7 @@ class WindowExceeded(RuntimeError):
     def __init__(self, reason: str, window: int | None = None, requested: int | None = None) -> None:
         super().__init__(reason)
         self.window, self.requested = window, requested
+        self.sent_bytes: int | None = None  # the request's excerpt bytes, when the chunking loop sent it
 
 
 def window_exceeded(reason: str) -> WindowExceeded | None:
@@ -83,6 +86,20 @@ class SummaryCost:
     def as_dict(self) -> dict:
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "seconds": round(self.seconds, 3), "rounds": self.rounds, "estimated": self.estimated}
+
+
+@runtime_checkable
+class MeasuredSummarizer(Protocol):
+    """A summarizer that says what its last summary cost (``last_cost``; None: not measured)."""
+
+    last_cost: SummaryCost | None
+
+    def __call__(self, excerpt: str, /) -> str | None: ...
+
+
+def summary_cost(summarizer: object) -> SummaryCost | None:
+    """What ``summarizer``'s last summary cost, when it is a ``MeasuredSummarizer``; else None."""
+    return summarizer.last_cost if isinstance(summarizer, MeasuredSummarizer) else None
 
 
 def _estimate(text: str, bytes_per_token: float) -> int:
@@ -174,7 +191,7 @@ def fit_summary(excerpt: str, ask: Callable[[str, int], Answer], *, window: int,
 
 def _learn(exc: WindowExceeded, bytes_per_token: float) -> float:
     """A smaller bytes-per-token ratio after a refusal: the server's own count where it gave one."""
-    sent = getattr(exc, "sent_bytes", None)
+    sent = exc.sent_bytes
     if exc.requested and sent:
         return min(bytes_per_token, sent / exc.requested) * 0.9
     return bytes_per_token * 0.6
@@ -204,7 +221,7 @@ def _one(text: str, ask: Callable[[str, int], Answer], tally: _Tally, reply_toke
     try:
         summary, prompt_tokens, completion_tokens = ask(text, reply_tokens)
     except WindowExceeded as exc:
-        exc.sent_bytes = len(text.encode("utf-8"))  # type: ignore[attr-defined]
+        exc.sent_bytes = len(text.encode("utf-8"))
         raise
     if prompt_tokens is None:
         prompt_tokens, tally.estimated = _estimate(text, bytes_per_token) + overhead, True

@@ -10,30 +10,39 @@ touches the caller's list. Three options, off by default, each teach a fix:
   read or edited.
 - ``cut="backward"``: move the cut back to the assistant message that owns the
   tool results (keeping more) instead of forward past them (keeping less).
+
+How the excerpt is read and the summarizer asked is one seam, ``ExcerptReader``:
+``PLAIN_EXCERPTS`` does it as SPEC 4 states it. A replay hands the policies a
+reader over the recorded transcript that gives the same answers faster
+(``engine/fast.py``, tested equal on every corpus).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .budgets import over_budget
 from .messages import calls_of, render_call, role_of, text_of
 from .sizing import Meter, message_size
-from .summarizers import RecordRun, RecordSummarizer, Summarizer, default_summarizer
+from .summarizers import ExtractiveSummarizer, Summarizer, default_summarizer
 
 __all__ = [
     "SUMMARY_HEADER",
-    "register_summary_prefix",
     "PLACEHOLDER_NOTE",
     "CUT_DIRECTIONS",
     "naive_cut",
     "find_cut",
     "find_cut_backward",
     "build_excerpt",
+    "Record",
+    "records_of",
     "excerpt_records",
-    "excerpt_parts",
+    "excerpt_text",
+    "ExcerptReader",
+    "PlainExcerpts",
+    "PLAIN_EXCERPTS",
     "compact",
     "compact_at",
     "CompactionResult",
@@ -81,87 +90,28 @@ def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 
     return start
 
 
-def _records_of(m: Mapping[str, Any], tool_calls: bool) -> tuple[tuple[str, str], ...]:
+Record = tuple[str, str]  # one line of the excerpt: (role, text)
+
+
+def records_of(m: Mapping[str, Any], tool_calls: bool = False) -> tuple[Record, ...]:
+    """One message's lines in the excerpt: its trimmed text (when any), then with ``tool_calls`` each call."""
     role = role_of(m)
     role = role if isinstance(role, str) else "?"
     content = rust_trim(text_of(m))
-    records: tuple[tuple[str, str], ...] = ((role, content),) if content else ()
+    records: tuple[Record, ...] = ((role, content),) if content else ()
     if tool_calls:
         records += tuple((role, render_call(call)) for call in calls_of(m))
     return records
 
 
-def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
-                    cache: dict | None = None) -> list[tuple[str, str]]:
-    """The excerpt as ``(role, text)`` records, one per line it will hold.
-
-    ``cache`` (a dict kept for one transcript, see ``excerpt_parts``) lets a run
-    of the transcript's own messages be read from records built once.
-    """
-    head, run = excerpt_parts(messages, tool_calls=tool_calls, cache=cache)
-    return head + list(run)
+def excerpt_records(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> list[Record]:
+    """The excerpt as ``(role, text)`` records, one per line it will hold."""
+    return [r for m in messages for r in records_of(m, tool_calls)]
 
 
-def excerpt_parts(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False,
-                  cache: dict | None = None) -> tuple[list[tuple[str, str]], RecordRun]:
-    """The excerpt's records as the records of some leading messages, then a run of the transcript's.
-
-    When ``cache`` holds the transcript the contexts are built from (the engine
-    puts it under ``"transcript"``), the messages after the first few that are
-    not the transcript's (the summary a policy wrote) are usually a stretch of
-    it, ``transcript[p:q]``: their records are then a stretch of the transcript's
-    records, built once. Otherwise every record is in the first part.
-    """
-    transcript = cache.get("transcript") if cache is not None else None
-    if cache is not None and transcript is not None:
-        key = ("excerpt", tool_calls)
-        index = cache.get(key)
-        if index is None:
-            index = cache[key] = _ExcerptIndex(transcript, tool_calls)
-        found = index.locate(messages)
-        if found is not None:
-            k, p, q = found
-            return [r for m in messages[:k] for r in _records_of(m, tool_calls)], index.run(p, q)
-    return [r for m in messages for r in _records_of(m, tool_calls)], _NO_RUN
-
-
-class _ExcerptIndex:
-    """One transcript's excerpt records, built once (as far as a run has asked): where each message is, and
-    where its records start."""
-
-    def __init__(self, transcript: Sequence[Mapping[str, Any]], tool_calls: bool) -> None:
-        self.transcript, self.tool_calls = transcript, tool_calls
-        self.position = {id(m): i for i, m in enumerate(transcript)}
-        self.records: list[tuple[str, str]] = []
-        self.starts = [0]
-        self.shared: dict = {}
-
-    def locate(self, messages: Sequence[Mapping[str, Any]]) -> tuple[int, int, int] | None:
-        """``(k, p, q)`` when ``messages[k:]`` equals ``transcript[p:q]`` and ``messages[:k]`` are not the
-        transcript's own objects; None when no such run ends the list."""
-        transcript, position = self.transcript, self.position
-        k = 0
-        while k < len(messages):
-            p = position.get(id(messages[k]))
-            if p is not None and transcript[p] is messages[k]:
-                break
-            k += 1
-        else:
-            return None
-        q = p + len(messages) - k
-        # equal messages give equal records; the comparison stops at the first difference
-        if q > len(transcript) or list(messages[k:]) != transcript[p:q]:
-            return None
-        return k, p, q
-
-    def run(self, p: int, q: int) -> RecordRun:
-        for m in self.transcript[len(self.starts) - 1:q]:
-            self.records.extend(_records_of(m, self.tool_calls))
-            self.starts.append(len(self.records))
-        return RecordRun(self.records, self.starts[p], self.starts[q], self.shared)
-
-
-_NO_RUN = RecordRun((), 0, 0, {})
+def excerpt_text(records: Sequence[Record]) -> str:
+    """The excerpt's text: one ``role: text`` line per record."""
+    return "".join(f"{role}: {text}\n" for role, text in records)
 
 
 def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = False) -> str:
@@ -170,24 +120,58 @@ def build_excerpt(messages: Sequence[Mapping[str, Any]], *, tool_calls: bool = F
     Tool call names and arguments are left out, as in the original; with
     ``tool_calls=True`` each call is added as ``role: name(arguments)``.
     """
-    return "".join(f"{role}: {text}\n" for role, text in excerpt_records(messages, tool_calls=tool_calls))
+    return excerpt_text(excerpt_records(messages, tool_calls=tool_calls))
 
 
-_SUMMARY_PREFIXES: list[str] = []  # how other systems' policies start their summaries (they register them)
+def ask_summarizer(summarizer: Summarizer, records: Sequence[Record]) -> Any:
+    """The one summarizer call on the excerpt ``records``.
+
+    The offline ``ExtractiveSummarizer`` reads the records themselves (the lines it
+    would parse back out of the text); any other summarizer gets the text.
+    Exceptions propagate: each policy has its own rule for a failed call.
+    """
+    if isinstance(summarizer, ExtractiveSummarizer):
+        return summarizer.summarize_records(records)
+    return summarizer(excerpt_text(records))
 
 
-def register_summary_prefix(prefix: str) -> None:
-    """Teach ``is_summary_message`` another system's summary opening (a policy module calls this)."""
-    if prefix and prefix not in _SUMMARY_PREFIXES:
-        _SUMMARY_PREFIXES.append(prefix)
+class ExcerptReader(Protocol):
+    """How compaction reads the excerpt of some messages and asks the summarizer about it."""
+
+    def records(self, messages: Sequence[Mapping[str, Any]], *, tool_calls: bool) -> Sequence[Record]:
+        """The excerpt's records (``excerpt_records``)."""
+        ...
+
+    def ask(self, summarizer: Summarizer, records: Sequence[Record]) -> Any:
+        """The summarizer's reply on records this reader gave (``ask_summarizer``)."""
+        ...
 
 
-def is_summary_message(message: Mapping[str, Any]) -> bool:
-    """True for a note a policy inserted: the lab's summary or placeholder, or a registered system's summary."""
+class PlainExcerpts:
+    """The ``ExcerptReader`` of SPEC 4 as stated: every message's records, one call on them."""
+
+    def records(self, messages: Sequence[Mapping[str, Any]], *, tool_calls: bool) -> Sequence[Record]:
+        return excerpt_records(messages, tool_calls=tool_calls)
+
+    def ask(self, summarizer: Summarizer, records: Sequence[Record]) -> Any:
+        return ask_summarizer(summarizer, records)
+
+
+PLAIN_EXCERPTS = PlainExcerpts()
+
+
+def is_summary_message(message: Mapping[str, Any], prefixes: Sequence[str] = ()) -> bool:
+    """True for a note compaction inserted (the lab's summary or placeholder), or a summary opening with one
+    of ``prefixes``.
+
+    Other systems open their summaries their own way; this module does not know them.
+    ``policies.summary_prefixes()`` collects the openings the registered policies
+    declare, and ``policies.is_summary_message`` asks with all of them.
+    """
     content = message.get("content") if isinstance(message, Mapping) else None
     return isinstance(content, str) and (
         content.startswith(SUMMARY_HEADER + "\n") or content == PLACEHOLDER_NOTE
-        or any(content.startswith(p) for p in _SUMMARY_PREFIXES)
+        or content.startswith(tuple(prefixes))
     )
 
 
@@ -203,15 +187,15 @@ def summarize_dropped(
     summarizer: Summarizer | None = None,
     *,
     excerpt_tool_calls: bool = False,
-    cache: dict | None = None,
+    excerpts: ExcerptReader = PLAIN_EXCERPTS,
 ) -> _Summary:
     """Excerpt, one summarizer call, and the note; any failure gives the placeholder."""
     summarizer = summarizer or _default()
-    head, run = excerpt_parts(dropped, tool_calls=excerpt_tool_calls, cache=cache)
-    if not head and not len(run):
+    records = excerpts.records(dropped, tool_calls=excerpt_tool_calls)
+    if not len(records):
         return _Summary(PLACEHOLDER_NOTE, False, "the dropped messages carry no text (empty excerpt)")
     try:
-        reply = ask_summarizer(summarizer, head, run)
+        reply = excerpts.ask(summarizer, records)
     except Exception as exc:  # any failure of the extra call must not break the agent loop
         return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
     if reply is None:
@@ -222,18 +206,6 @@ def summarize_dropped(
     if not reply:
         return _Summary(PLACEHOLDER_NOTE, True, "the summarizer returned an empty reply")
     return _Summary(f"{SUMMARY_HEADER}\n{reply}", True, None)
-
-
-def ask_summarizer(summarizer: Summarizer, records: list[tuple[str, str]], run: RecordRun = _NO_RUN) -> Any:
-    """The one summarizer call on the excerpt ``records`` then ``run``, in the form the summarizer reads best.
-
-    A ``RecordSummarizer`` gets the records (and a run of a transcript's records
-    in place, ``summarize_span``), skipping the excerpt text; any other callable
-    gets the text. Exceptions propagate: each policy has its own rule for a failed call.
-    """
-    if isinstance(summarizer, RecordSummarizer):
-        return summarizer.summarize_span(records, run) if len(run) else summarizer.summarize_records(records)
-    return summarizer("".join(f"{role}: {text}\n" for role, text in records + list(run)))
 
 
 _DEFAULT: list[Summarizer] = []
@@ -325,10 +297,10 @@ class CompactionResult:
 def _apply_cut(source: list, cut: int, *, size: int, size_of: Callable[[Mapping[str, Any]], int], naive: int,
                adjusted: int, summarizer: Summarizer | None, summary_role: str, excerpt_tool_calls: bool,
                budget: int, keep_recent: int, force: bool, cut_direction: str, reason: str,
-               cache: dict | None = None) -> CompactionResult:
+               excerpts: ExcerptReader = PLAIN_EXCERPTS) -> CompactionResult:
     """Steps 4–5 of SPEC section 3: swap ``source[1:cut]`` for one summary message."""
     dropped = source[1:cut]
-    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls, cache=cache)
+    summary = summarize_dropped(dropped, summarizer, excerpt_tool_calls=excerpt_tool_calls, excerpts=excerpts)
     note_message = {"role": summary_role, "content": summary.note}
     kept = size_of(source[0]) + sum(map(size_of, source[cut:]))  # the few recent messages, not the many old
     return CompactionResult(
@@ -393,14 +365,14 @@ def compact(
     cut: str = "forward",
     meter: Callable[[Mapping[str, Any]], int] | Meter | None = None,
     size: int | None = None,
-    cache: dict | None = None,
+    excerpts: ExcerptReader = PLAIN_EXCERPTS,
 ) -> CompactionResult:
     """Compact ``messages`` per SPEC section 3; the input list is never mutated.
 
     ``meter`` sizes one message (default: UTF-8 bytes of compact JSON); pass a
     ``Meter`` in another unit to trigger on characters or tokens instead.
     ``size`` is the context's size in that unit when the caller already knows it;
-    ``cache`` is a dict kept across calls on the same transcript (see ``excerpt_parts``).
+    ``excerpts`` reads the excerpt and asks the summarizer (``ExcerptReader``).
     """
     if cut not in CUT_DIRECTIONS:
         raise ValueError(f"cut must be one of {CUT_DIRECTIONS}, got {cut!r}")
@@ -428,4 +400,5 @@ def compact(
     return _apply_cut(source, start, size=size, size_of=size_of, naive=naive, adjusted=start, summarizer=summarizer,
                       summary_role=summary_role, excerpt_tool_calls=excerpt_tool_calls, budget=budget,
                       keep_recent=keep_recent, force=force, cut_direction=cut,
-                      reason="forced" if force else f"size {size:,} > budget {budget:,}", cache=cache)
+                      reason="forced" if force else f"size {size:,} > budget {budget:,}",
+                      excerpts=excerpts)

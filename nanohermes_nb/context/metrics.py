@@ -34,10 +34,14 @@ _STOP = frozenset(
 )
 
 
-def first_user_goal(messages: Iterable[Mapping[str, Any]]) -> str:
-    """The first real user message's text (a summary note is not a goal)."""
+def first_user_goal(messages: Iterable[Mapping[str, Any]], summary_prefixes: Sequence[str] = ()) -> str:
+    """The first real user message's text (a summary note is not a goal).
+
+    ``summary_prefixes``: how other systems' summaries open (``policies.summary_prefixes()``),
+    so that a summary such a policy wrote in the user role is not taken for the goal.
+    """
     for m in messages:
-        if isinstance(m, Mapping) and m.get("role") == "user" and not is_summary_message(m):
+        if isinstance(m, Mapping) and m.get("role") == "user" and not is_summary_message(m, summary_prefixes):
             text = text_of(m).strip()
             if text:
                 return text
@@ -178,15 +182,18 @@ def retention(
     kept: Sequence[Mapping[str, Any]],
     goal: str | None = None,
     index: TextIndex | None = None,
+    summary_prefixes: Sequence[str] = (),
 ) -> Retention:
     """Score what ``kept`` still carries of the goal and paths found in ``removed``.
 
     ``goal`` defaults to the first user message among ``removed``; the goal is at
     stake only when that message was removed. A path counts as kept when a kept
     message mentions it; the goal when ``GOAL_TERM_SHARE`` of its distinctive
-    words appear in kept messages.
+    words appear in kept messages. ``summary_prefixes``: other systems' summary
+    openings (``policies.summary_prefixes()``), so that a removed summary in the
+    user role is not taken for the user's goal.
     """
-    removed_goal = first_user_goal(removed)
+    removed_goal = first_user_goal(removed, summary_prefixes)
     goal = removed_goal if goal is None else goal
     at_stake = bool(removed_goal) and bool(goal)
     terms = goal_terms(goal) if goal else []

@@ -17,41 +17,28 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 __all__ = [
     "Summarizer",
-    "RecordSummarizer",
     "SummarizerError",
     "summary_prompt",
     "ExtractiveSummarizer",
-    "RecordRun",
+    "Features",
     "PlaceholderSummarizer",
     "default_summarizer",
     "parse_excerpt",
     "find_paths",
+    "carried_items",
 ]
 
-Summarizer = Callable[[str], str | None]  # excerpt text -> summary, or None for "no summary"
 
+class Summarizer(Protocol):
+    """The one extra model call: excerpt text in, summary out (None, empty or an exception: no summary)."""
 
-@runtime_checkable
-class RecordSummarizer(Protocol):
-    """A summarizer that can also read the excerpt as ``(role, text)`` records, skipping the text.
-
-    ``compact`` hands such a summarizer the records directly, and a stretch of a
-    transcript's records as a run it need not walk (``summarize_span``): the same
-    summary as the text, faster. ``ExtractiveSummarizer`` is one.
-    """
-
-    def __call__(self, excerpt: str) -> str | None: ...
-
-    def summarize_records(self, records: list[tuple[str, str]]) -> str | None: ...
-
-    def summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None: ...
+    def __call__(self, excerpt: str, /) -> str | None: ...
 
 
 def summary_prompt(max_words: int = 300) -> str:
@@ -105,7 +92,6 @@ _DECISION = re.compile(
     re.I,
 )
 _SUMMARY_HEAD = "[Earlier conversation summary]"
-_MISSING = object()
 
 
 def parse_excerpt(excerpt: str) -> list[tuple[str, str]]:
@@ -177,7 +163,7 @@ def _clip_words(text: str, n: int) -> str:
 
 
 @dataclass(frozen=True)
-class _Features:
+class Features:
     """What the extractive summarizer takes from one excerpt record."""
 
     role: str
@@ -189,7 +175,7 @@ class _Features:
     carried: dict  # Goal/Decisions/Files/State lines of an earlier summary
 
 
-def _features(role: str, text: str) -> _Features:
+def _features(role: str, text: str) -> Features:
     carried: dict = {}
     if text.startswith(_SUMMARY_HEAD):
         for line in text.splitlines()[1:]:
@@ -205,7 +191,7 @@ def _features(role: str, text: str) -> _Features:
     first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     goal = _goal_line(text) if role == "user" and not carried and not text.startswith(_SUMMARY_HEAD) else None
     paths = tuple(sys.intern(p) for p in find_paths(text))  # shared strings: paths repeat across messages
-    return _Features(role, goal, decisions, paths, last_sentence, first_line, carried)
+    return Features(role, goal, decisions, paths, last_sentence, first_line, carried)
 
 
 @functools.lru_cache(maxsize=256)  # every summary of a transcript restates the same goal
@@ -221,17 +207,17 @@ class ExtractiveSummarizer:
     message (or the goal an earlier summary carried), decisions are assistant
     sentences that announce a choice, paths are every file path mentioned, the
     state is the last assistant sentence and the last tool result's first line.
-    ``compact`` hands it the excerpt's records directly (``summarize_records``),
-    which gives the same summary as parsing the excerpt text, faster in sweeps.
+    ``compact`` hands it the excerpt's records directly (``summarize_records``):
+    the records the excerpt text is made of, without parsing the text back.
     """
 
     max_words: int = 300
     max_decisions: int = 5
     max_paths: int = 15
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
-    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def _feature(self, role: str, text: str) -> _Features:
+    def features(self, role: str, text: str) -> Features:
+        """What the summary takes from one record (remembered: a rolling summary reads the same messages again)."""
         # keyed by length and hash, not the text itself: the cache must not keep a
         # second copy of every tool output alive (a 64-bit hash plus length collision
         # is far less likely than a cosmic-ray bit flip)
@@ -246,82 +232,28 @@ class ExtractiveSummarizer:
     def __call__(self, excerpt: str) -> str | None:
         return self.summarize_records(parse_excerpt(excerpt))
 
-    def summarize_records(self, records: list[tuple[str, str]]) -> str | None:
-        """The summary of excerpt records ``(role, text)``; None when there are none.
+    def summarize_records(self, records: Sequence[tuple[str, str]]) -> str | None:
+        """The summary of excerpt records ``(role, text)``; None when none has text.
 
-        Deterministic, so a sweep that drops the same span under two settings
-        reuses the first summary (keyed by the records' count and hash, which
-        reads each text's hash kept on the string: the memo keeps no text alive).
+        The goal is the first a record states (an earlier summary's carried goal
+        first); decisions and paths are the last few distinct ones, after those an
+        earlier summary carried; the state is read from the last assistant and tool records.
         """
-        return self._remember((len(records), hash(tuple(records))), lambda: self._summarize(records))
-
-    def summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None:
-        """The same summary as ``summarize_records(head + list(run))``, without walking the run.
-
-        ``run`` is a stretch of one transcript's excerpt records. What the summary
-        takes from a stretch (the first goal, the last few new decisions and paths,
-        the last assistant and tool records) is read from an index of the whole
-        transcript built once, so a compaction costs what the summary holds, not
-        what it dropped.
-        """
-        if not len(run) or self.max_decisions <= 0 or self.max_paths <= 0:  # [-0:] keeps all: the plain fold
-            return self.summarize_records(list(head) + list(run))
-        # remembered with the transcript (``run.shared``), not here: a sweep over thousands of transcripts
-        # must not keep every transcript's summaries alive
-        memo = run.shared.setdefault(("summaries", type(self), self.max_words, self.max_decisions, self.max_paths), {})
-        key = (len(head), hash(tuple(head)), run.lo, run.hi)
-        return self._remember(key, lambda: self._summarize_span(head, run), memo)
-
-    def _remember(self, key: tuple, make: Callable[[], str | None], memo: dict | None = None) -> str | None:
-        memo = self._memo if memo is None else memo
-        hit = memo.get(key, _MISSING)
-        if hit is _MISSING:
-            hit = make()
-            if len(memo) >= 50_000:
-                memo.clear()
-            memo[key] = hit
-        return hit
-
-    def _summarize(self, records: list[tuple[str, str]]) -> str | None:
-        feats = [self._feature(r, t) for r, t in records if t]
+        feats = [self.features(r, t) for r, t in records if t]
         if not feats:
             return None
         carried = next((f.carried for f in feats if f.carried), {})
         goal = next((f.goal for f in feats if f.goal is not None), "")
-        decisions = _distinct(_carried(carried, "Decisions") + [d for f in feats for d in f.decisions])
-        paths = _distinct(_carried(carried, "Files") + [p for f in feats for p in f.paths])
+        decisions = _distinct(carried_items(carried, "Decisions") + [d for f in feats for d in f.decisions])
+        paths = _distinct(carried_items(carried, "Files") + [p for f in feats for p in f.paths])
         last_assistant = next((f for f in reversed(feats) if f.role == "assistant"), None)
         last_tool = next((f for f in reversed(feats) if f.role == "tool"), None)
-        return self._compose(carried, goal, decisions[-self.max_decisions:], paths[-self.max_paths:],
-                             last_assistant, last_tool)
+        return self.compose(carried, goal, decisions[-self.max_decisions:], paths[-self.max_paths:],
+                            last_assistant, last_tool)
 
-    def _summarize_span(self, head: list[tuple[str, str]], run: RecordRun) -> str | None:
-        key = ("extractive", type(self))  # a subclass may read records its own way: its own index
-        index = run.shared.get(key)
-        if index is None:
-            index = run.shared[key] = _RunIndex(self._feature, run.records)
-        lo, hi = run.lo, run.hi
-        index.extend(hi)
-        feats = [self._feature(r, t) for r, t in head if t]
-        if not feats and index.texts[hi] == index.texts[lo]:
-            return None
-        carried = next((f.carried for f in feats if f.carried), None)
-        if carried is None:
-            carried = index.first(index.carried_at, lo, hi, lambda f: f.carried, {})
-        goal = next((f.goal for f in feats if f.goal is not None), None)
-        if goal is None:
-            goal = index.first(index.goal_at, lo, hi, lambda f: f.goal, "")
-        decisions = _last_distinct(_carried(carried, "Decisions") + [d for f in feats for d in f.decisions],
-                                   index.decisions, index.decision_start[lo], index.decision_start[hi],
-                                   self.max_decisions)
-        paths = _last_distinct(_carried(carried, "Files") + [p for f in feats for p in f.paths],
-                               index.paths, index.path_start[lo], index.path_start[hi], self.max_paths)
-        last_assistant = index.last(index.last_assistant, lo, hi, feats, "assistant")
-        last_tool = index.last(index.last_tool, lo, hi, feats, "tool")
-        return self._compose(carried, goal, decisions, paths, last_assistant, last_tool)
-
-    def _compose(self, carried: dict, goal: str, decisions: list[str], paths: list[str],
-                 last_assistant: _Features | None, last_tool: _Features | None) -> str:
+    def compose(self, carried: dict, goal: str, decisions: list[str], paths: list[str],
+                last_assistant: Features | None, last_tool: Features | None) -> str:
+        """The four lines (goal, decisions, files, state), trimmed to ``max_words``."""
         if carried.get("Goal"):
             goal = _goal_line(carried["Goal"])
         state_bits = []
@@ -340,125 +272,12 @@ class ExtractiveSummarizer:
         return _fit_words(lines, self.max_words)
 
 
-@dataclass(frozen=True)
-class RecordRun(Sequence):
-    """``records[lo:hi]``: a stretch of one transcript's excerpt records, read in place.
-
-    ``shared`` lives as long as ``records``: a summarizer keeps there what it
-    derives from the whole transcript, and the summaries it has made of it.
-    """
-
-    records: Sequence[tuple[str, str]]
-    lo: int
-    hi: int
-    shared: dict = field(repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return self.hi - self.lo
-
-    def __getitem__(self, k):
-        return self.records[self.lo:self.hi][k]
-
-    def __iter__(self):
-        return iter(self.records[self.lo:self.hi])
-
-
-class _RunIndex:
-    """A transcript's excerpt records as the extractive summary reads them, for any stretch ``lo:hi``.
-
-    Built record by record, only as far as a compaction has reached. Per record:
-    its features; the decisions and paths in order, each with where the same one
-    was last seen (a run's new ones are those last seen before it starts); and the
-    last assistant and tool record up to each position.
-    """
-
-    def __init__(self, feature: Callable[[str, str], _Features], records: Sequence[tuple[str, str]]) -> None:
-        self.feature, self.records = feature, records
-        self.feats: list[_Features | None] = []
-        self.texts = [0]  # records with text before each position
-        self.decisions, self.decision_start = _Sequence(), [0]
-        self.paths, self.path_start = _Sequence(), [0]
-        self.carried_at: list[int] = []
-        self.goal_at: list[int] = []
-        self.last_assistant, self.last_tool = [-1], [-1]
-
-    def extend(self, hi: int) -> None:
-        for j in range(len(self.feats), hi):
-            role, text = self.records[j]
-            f = self.feature(role, text) if text else None
-            self.feats.append(f)
-            self.texts.append(self.texts[-1] + (f is not None))
-            if f is not None:
-                self.decisions.extend(f.decisions)
-                self.paths.extend(f.paths)
-                if f.carried:
-                    self.carried_at.append(j)
-                if f.goal is not None:
-                    self.goal_at.append(j)
-            self.decision_start.append(len(self.decisions.items))
-            self.path_start.append(len(self.paths.items))
-            self.last_assistant.append(j if f is not None and f.role == "assistant" else self.last_assistant[-1])
-            self.last_tool.append(j if f is not None and f.role == "tool" else self.last_tool[-1])
-
-    def first(self, positions: list[int], lo: int, hi: int, value: Callable[[_Features], Any], default: Any) -> Any:
-        """``value`` of the first record in ``lo:hi`` listed in ``positions``, else ``default``."""
-        k = bisect_left(positions, lo)
-        if k < len(positions) and positions[k] < hi:
-            found = self.feats[positions[k]]
-            assert found is not None  # positions list only records with features
-            return value(found)
-        return default
-
-    def last(self, last_at: list[int], lo: int, hi: int, head: list[_Features], role: str) -> _Features | None:
-        """The last record of ``role`` in the head then the run: the run's, else the head's."""
-        j = last_at[hi]
-        if j >= lo:
-            return self.feats[j]
-        return next((f for f in reversed(head) if f.role == role), None)
-
-
-class _Sequence:
-    """Items in order, each with the position where the same item was last seen before (-1: never)."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.previous: list[int] = []
-        self._last: dict[str, int] = {}
-
-    def extend(self, items: Sequence[str]) -> None:
-        for item in items:
-            self.previous.append(self._last.get(item, -1))
-            self._last[item] = len(self.items)
-            self.items.append(item)
-
-
 def _distinct(items: list[str]) -> list[str]:
     """``items`` without repeats, each where it first appears."""
     return list(dict.fromkeys(items))
 
 
-def _last_distinct(head: list[str], seq: _Sequence, a: int, b: int, n: int) -> list[str]:
-    """``_distinct(head + seq.items[a:b])[-n:]``, reading ``seq`` from ``b`` back only as far as it must.
-
-    An item of ``a:b`` first appears there where it was not seen since before
-    ``a``; walking back from ``b`` collects those (not already in ``head``) until
-    ``n`` are found, and ``head``'s last ones fill the rest.
-    """
-    first = _distinct(head)
-    known = set(first)
-    items, previous = seq.items, seq.previous
-    tail: list[str] = []
-    q = b - 1
-    while q >= a and len(tail) < n:
-        if previous[q] < a and items[q] not in known:
-            tail.append(items[q])
-        q -= 1
-    tail.reverse()
-    need = n - len(tail)
-    return (first[-need:] if need else []) + tail
-
-
-def _carried(carried: dict, label: str) -> list[str]:
+def carried_items(carried: dict, label: str) -> list[str]:
     """The decisions or file paths an earlier summary carried, in order (without its "none" filler)."""
     sep, filler = _CARRIED_LISTS[label]
     return [x for x in (item.strip() for item in carried.get(label, "").split(sep)) if x and x != filler]

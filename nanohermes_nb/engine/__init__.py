@@ -2,7 +2,8 @@
 
 ``recorded`` (a session prepared once), ``books`` and ``costbook`` (what each request
 records), ``ledger`` (one replay), ``sweep`` (many settings at once), ``pricing``
-(dollars from dated price tables), ``frames`` (the tables they return).
+(dollars from dated price tables), ``frames`` (the tables they return), ``fast``
+(the indices and caches that make sweeps fast, tested equal to the plain rules).
 """
 
 from .._lazy import submodule as _submodule

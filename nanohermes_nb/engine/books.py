@@ -24,15 +24,14 @@ again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..context.budgets import over_budget
-from ..context.history import HistoryChecker
-from ..context.metrics import TextIndex, first_user_goal, goal_terms, retention
-from ..context.needed import IdentifierIndex, needed_later
+from ..context.metrics import retention
+from ..context.needed import needed_later
 from ..context.sizing import shared_prefix_bytes
-from ..policies.base import Event
+from ..policies.base import Event, summary_prefixes
+from .fast import HistoryWalk, ProfileCounts, written_signature
 from .recorded import Context, RecordedSession
 
 __all__ = ["Book", "SizeBook", "PrefixBook", "TokenBook", "HistoryBook", "RetentionBook", "NeededLaterBook",
@@ -224,122 +223,19 @@ class TokenBook(Book):
         return {"tokens": {self.unit: self.cumulative}}
 
 
-class _Baseline:
-    """The history checker run once over the whole transcript, with its state after every message."""
-
-    def __init__(self, session: RecordedSession, profile: str) -> None:
-        checker = HistoryChecker(profile)
-        found, pend, state = [0], [0], [checker.state()]
-        for m in session.messages:
-            checker.feed(m)
-            found.append(len(checker.found))
-            pend.append(1 if checker.pending else 0)
-            state.append(checker.state())
-        self.found, self.pend, self.state = found, pend, state
-        # per request: the count at the request, and what an O(1) range maximum needs
-        self.found_at = [found[i] for i in session.reply]
-        self.pend_at = [pend[i] for i in session.reply]
-        self.run_start: list[int] = []  # first request of the run of equal found counts ending here
-        self.last_pend: list[int] = []  # latest request up to here with an open call, or -1
-        for r in range(len(session.reply)):
-            same = r > 0 and self.found_at[r - 1] == self.found_at[r]
-            self.run_start.append(self.run_start[r - 1] if same else r)
-            self.last_pend.append(r if self.pend_at[r] else (self.last_pend[r - 1] if r else -1))
-
-    def max_between(self, lo: int, hi: int) -> int:
-        """Largest count over requests ``lo..hi``.
-
-        Found problems only accumulate, so the largest found count is at ``hi``; an
-        open call adds one, which matters only within the last run of equal found counts.
-        """
-        return self.found_at[hi] + (1 if self.last_pend[hi] >= max(lo, self.run_start[hi]) else 0)
-
-
-class _ProfileState:
-    """One profile's counts relative to its baseline, as left by the last event."""
-
-    def __init__(self, base: _Baseline) -> None:
-        self.base = base
-        self.offset = 0
-        self.diverged: dict[int, int] = {}  # transcript position -> count, before the checker converged
-        self.converged_at = 0
-        self.max = 0
-
-    def count(self, position: int) -> int:
-        if position < self.converged_at:
-            return self.diverged[position]
-        return self.offset + self.base.found[position] + self.base.pend[position]
-
-    def rebase(self, walk: _Walk, stop: int) -> int:
-        """Take the new context's counts from ``walk`` (its check after an event); the count at ``stop``.
-
-        Before the walk converges, the counts are the walk's own; from there on,
-        the baseline's shifted by a constant.
-        """
-        if walk.converged is not None and walk.converged < stop:  # agreed before the request: all the baseline's
-            self.offset, self.converged_at, self.diverged = walk.offset, stop, {}
-            return self.count(stop)
-        self.diverged = {position: walk.counts[position - walk.start] for position in range(stop, walk.end)}
-        if walk.converged is not None:
-            self.offset, self.converged_at = walk.offset, walk.converged
-        else:  # never converged: every later position is known explicitly
-            self.diverged[walk.end] = walk.counts[walk.end - walk.start]
-            self.converged_at = walk.end + 1
-        return walk.counts[stop - walk.start]
-
-
-@dataclass(frozen=True)
-class _Walk:
-    """A history check of a new context: what the policy wrote, then the transcript from ``start`` on.
-
-    It feeds the unchanged messages until the checker's state equals the
-    baseline's at the same message (``converged``, None if it never does) and
-    keeps the problem count before each of them (``counts[i]`` before message
-    ``start + i``), up to ``end``. Nothing in it depends on where the request
-    is, so one walk serves every setting that compacts with the same written
-    messages at the same place.
-    """
-
-    start: int
-    end: int
-    converged: int | None
-    offset: int
-    counts: tuple
-
-    @classmethod
-    def of(cls, written: Sequence, start: int, msgs: Sequence, base: _Baseline, profile: str) -> _Walk:
-        checker = HistoryChecker(profile)
-        for m in written:
-            checker.feed(m)
-        counts = []
-        j = start
-        while j < len(msgs) and checker.state() != base.state[j]:
-            counts.append(checker.problem_count())
-            checker.feed(msgs[j])
-            j += 1
-        counts.append(checker.problem_count())
-        if checker.state() == base.state[j]:
-            return cls(start, j, j, len(checker.found) - base.found[j], tuple(counts))
-        return cls(start, j, None, 0, tuple(counts))
-
-
 class HistoryBook(Book):
     """Problems a provider would report in each request's history (``check_history``), per profile.
 
     The transcript is checked once per profile (the baseline). After an event
     only what the policy wrote is checked, then the unchanged messages until
     the checker's state equals the baseline's at the same message; from there
-    on the counts are the baseline's, shifted by a constant.
+    on the counts are the baseline's, shifted by a constant (``fast.py``).
     """
 
     def __init__(self, session: RecordedSession, rows: bool, profiles: Sequence[str]) -> None:
         super().__init__(session, rows)
         self.profiles = tuple(profiles)
-        self.states = {}
-        for p in self.profiles:
-            key = ("history", p)
-            base = session.cache.get(key) or session.cache.setdefault(key, _Baseline(session, p))
-            self.states[p] = _ProfileState(base)
+        self.states = {p: ProfileCounts(session.cache.history(p)) for p in self.profiles}
 
     def stretch(self, ctx: Context, r0: int, r1: int) -> None:
         reply = self.session.reply
@@ -360,13 +256,13 @@ class HistoryBook(Book):
             run, j = run - 1, j - 1
         # The check reads only what a checker reads of the written messages, and where the unchanged run
         # starts; many settings of a sweep compact at the same place, so the walk is remembered per transcript.
-        key = _written_signature(head[:run])
-        memo = self.session.cache.setdefault("walks", {}) if key is not None else None
+        key = written_signature(head[:run])
+        memo = self.session.cache.walks if key is not None else None
         problems = {}
         for p, st in self.states.items():
             walk = memo.get((p, key, j)) if memo is not None else None
             if walk is None:
-                walk = _Walk.of(head[:run], j, msgs, st.base, p)
+                walk = HistoryWalk.of(head[:run], j, msgs, st.base, p)
                 if memo is not None and len(walk.counts) <= 256:  # a walk that never converges stays unshared
                     memo[(p, key, j)] = walk
             problems[p] = st.rebase(walk, stop)
@@ -376,30 +272,17 @@ class HistoryBook(Book):
         return {"problems": {p: st.max for p, st in self.states.items()}}
 
 
-def _written_signature(messages: Sequence) -> tuple | None:
-    """What a history checker reads of each message, as one key; None when it cannot be a key."""
-    sig = tuple(HistoryChecker.reads(m) for m in messages)
-    try:
-        hash(sig)
-    except TypeError:  # a role or call id that is a list or a dict, in a malformed log
-        return None
-    return sig
-
-
 class RetentionBook(Book):
     """For every event: the goal and the dropped paths, and which of them the kept context still carries."""
 
     def __init__(self, session: RecordedSession, rows: bool) -> None:
         super().__init__(session, rows)
-        goal = first_user_goal(session.messages)
-        index = session.cache.get("text_index")
-        if index is None:
-            index = session.cache["text_index"] = TextIndex(goal_terms(goal))
-        self.goal, self.index = goal, index
+        self.goal, self.index = session.cache.goal()
+        self.prefixes = summary_prefixes()  # a removed summary of any registered policy is not the goal
         self.kept = self.items = 0
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
-        ret = retention(event.removed, after.head, self.goal, self.index)
+        ret = retention(event.removed, after.head, self.goal, self.index, self.prefixes)
         self.kept += ret.kept
         self.items += ret.items
         return {"retention": ret}
@@ -413,10 +296,7 @@ class NeededLaterBook(Book):
 
     def __init__(self, session: RecordedSession, rows: bool) -> None:
         super().__init__(session, rows)
-        index = session.cache.get("identifiers")
-        if index is None:
-            index = session.cache["identifiers"] = IdentifierIndex(session.messages)
-        self.index = index
+        self.index = session.cache.identifiers()
         self.needed = self.kept = 0
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:

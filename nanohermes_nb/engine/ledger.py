@@ -348,10 +348,10 @@ class Replay:
     def env(self) -> PolicyEnv:
         s = self.session
         tokens = None if self.unit in ("cl100k", "o200k", "tokens_approx") else s.meter("cl100k")  # loads lazily
-        # the policy's scratch space for this transcript; it holds the transcript, so that compaction can
-        # read a dropped stretch of it from records built once (``compaction.excerpt_parts``)
-        cache = s.cache.get("policy") or s.cache.setdefault("policy", {"transcript": s.messages})
-        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens, cache)
+        # the excerpt reader over this transcript: a dropped stretch of it is read from records built once,
+        # and its summaries are remembered with it (``fast.TranscriptExcerpts``)
+        return PolicyEnv(self.budget, s.meter(self.unit), self.summarizer, self.unit, tokens,
+                         excerpts=s.cache.excerpts())
 
     def totals(self) -> Totals:
         """Run the loop keeping totals only (what a sweep needs)."""

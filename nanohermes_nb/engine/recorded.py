@@ -17,6 +17,7 @@ trigger to the next.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 from ..context.budgets import over_budget
 from ..context.messages import Message, calls_of, role_of
 from ..context.sizing import Meter
+from .fast import SessionCache
 
 __all__ = ["RecordedSession", "Context", "ContextView", "prepare", "EMPTY_SYSTEM"]
 
@@ -103,6 +105,7 @@ class RecordedSession:
     Request ``r`` (0-based) is the assistant message at ``reply[r]``; ``end[r]`` is
     where the messages it brought stop (after its tool results when it called
     tools); ``checks[r]`` says whether the trigger is checked after it.
+    ``cache`` keeps what the books and policies work out once for this transcript.
     """
 
     messages: list
@@ -114,10 +117,13 @@ class RecordedSession:
     meters: dict = field(default_factory=dict, repr=False)
     _prefix: dict = field(default_factory=dict, repr=False)
     _request_sums: dict = field(default_factory=dict, repr=False)
-    cache: dict = field(default_factory=dict, repr=False)  # per-transcript caches of the books and summaries
     # issue 24: what an agent log reports per API request (``Transcript.requests``), by the session index of
     # the request's assistant message; empty for a transcript that reports nothing (``bill.BillBook`` reads it)
     reported: dict = field(default_factory=dict, repr=False)
+    cache: SessionCache = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.cache = SessionCache(self.messages, self.reply)
 
     @classmethod
     def of(cls, messages: Sequence[Mapping[str, Any]], meters: dict | None = None) -> RecordedSession:
@@ -184,10 +190,11 @@ class RecordedSession:
 
     def checked_requests(self) -> list[int]:
         """The requests after which the trigger is checked (those whose reply called tools), ascending."""
-        c = self.cache.get("checked")
-        if c is None:
-            c = self.cache["checked"] = [k for k in range(self.requests) if self.checks[k]]
-        return c
+        return self._checked
+
+    @functools.cached_property
+    def _checked(self) -> list[int]:
+        return [k for k in range(self.requests) if self.checks[k]]
 
     def first_over_budget(self, ctx: Context, r: int, unit: str, budget: int) -> int | None:
         """The first request from ``r`` on whose tool batch leaves the context over budget, or None.

@@ -111,6 +111,7 @@ class _Job:
 def _sources(transcripts: Any) -> list[_Source]:
     """Paths, folders, message lists, (name, messages) pairs or a name -> messages mapping."""
     from ..transcripts import iter_transcript_paths
+    from ..transcripts.base import Transcript
 
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
@@ -128,7 +129,7 @@ def _sources(transcripts: Any) -> list[_Source]:
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             out.append(_Source(item[0], messages=item[1]))
         else:
-            name = getattr(item, "path", None)
+            name = item.path if isinstance(item, Transcript) else None
             out.append(_Source(Path(name).name if name else f"transcript {k}", messages=item))
     return out
 

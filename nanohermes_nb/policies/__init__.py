@@ -43,11 +43,13 @@ from .base import (
     PolicyEnv,
     accepts_option,
     apply_policy,
+    is_summary_message,
     make_event,
     over_budget,
     policy_options,
     register,
     resolve_policy,
+    summary_prefixes,
 )
 from .clear_tool_uses import ClearToolUsesPolicy
 from .codex import CodexPolicy
@@ -77,6 +79,8 @@ __all__ = [
     "LangChainSummarizePolicy",
     "POLICIES",
     "register",
+    "summary_prefixes",
+    "is_summary_message",
     "repair_tool_pairs",
     "PREVIOUS_SUMMARY_ROLE",
 ]

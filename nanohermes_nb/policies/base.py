@@ -23,7 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ..context import compaction
 from ..context.budgets import over_budget
+from ..context.compaction import PLAIN_EXCERPTS, ExcerptReader
 from ..context.messages import Message
 from ..context.sizing import Meter, message_size
 from ..context.summarizers import Summarizer
@@ -41,6 +43,8 @@ __all__ = [
     "check_positive",
     "POLICIES",
     "register",
+    "summary_prefixes",
+    "is_summary_message",
 ]
 
 Sizer = Callable[[Message], int]
@@ -76,7 +80,9 @@ class PolicyEnv:
 
     ``meter`` sizes one message in the trigger's unit (``unit``); constants a
     source gives in tokens are measured with ``tokens()`` (cl100k unless a token
-    meter is given or the trigger itself counts tokens).
+    meter is given or the trigger itself counts tokens). ``excerpts`` reads a
+    summary's excerpt and asks the summarizer (``compaction.ExcerptReader``): the
+    plain reader, or in a replay the engine's, which answers the same faster.
     """
 
     budget: int
@@ -84,7 +90,8 @@ class PolicyEnv:
     summarizer: Summarizer | None = None
     unit: str = "bytes"
     token_meter: Sizer | None = None
-    cache: dict | None = None  # scratch space for one transcript (per-message work a policy may reuse)
+    cache: dict | None = None  # unused: agent/loop.py still passes {} here; goes when it stops
+    excerpts: ExcerptReader = PLAIN_EXCERPTS
 
     def tokens(self) -> Sizer:
         if self.token_meter is not None:
@@ -105,6 +112,8 @@ class Policy:
     """
 
     name: ClassVar[str] = "policy"
+    # how this policy's summaries open when it does not use the lab's SUMMARY_HEADER (``summary_prefixes()``)
+    summary_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         raise NotImplementedError
@@ -136,6 +145,22 @@ def register(cls: type[Policy]) -> type[Policy]:
     """Add a policy class to ``POLICIES`` under its ``name``."""
     POLICIES[cls.name] = cls
     return cls
+
+
+def summary_prefixes() -> tuple[str, ...]:
+    """How the registered policies' summaries open, each policy's declared ``summary_prefixes`` in turn.
+
+    Whoever must tell a summary from a real message (the Codex policy collecting
+    user messages, the retention book finding the user's goal) asks this, then
+    ``compaction.is_summary_message(message, prefixes)``: the registry is read when
+    asked, so nothing changes another module when a policy is imported.
+    """
+    return tuple(dict.fromkeys(p for cls in POLICIES.values() for p in cls.summary_prefixes if p))
+
+
+def is_summary_message(message: Message) -> bool:
+    """``compaction.is_summary_message`` with every registered policy's summary openings."""
+    return compaction.is_summary_message(message, summary_prefixes())
 
 
 def policy_options(policy: Policy | type[Policy], *, changed_only: bool = False) -> dict[str, Any]:

@@ -6,14 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..context.compaction import (
-    SUMMARY_HEADER,
-    is_summary_message,
-    register_summary_prefix,
-    summarize_dropped,
-)
+from ..context.compaction import SUMMARY_HEADER, is_summary_message, summarize_dropped
 from ..context.messages import Message, role_of, text_of
-from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
+from .base import Event, Policy, PolicyEnv, check_positive, make_event, register, summary_prefixes
 
 # Codex's summary_prefix.md (openai/codex codex-rs/core/templates/compact/summary_prefix.md @50a53333,
 # byte for byte, its double space included): the ``codex`` policy's summaries start with it and a newline.
@@ -23,7 +18,6 @@ CODEX_SUMMARY_PREFIX = (
     "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
     "other language model, use the information in this summary to  assist with your own analysis:"
 )
-register_summary_prefix(CODEX_SUMMARY_PREFIX + "\n")
 
 APPROX_BYTES_PER_TOKEN = 4
 TOKEN_COUNTS = ("codex", "meter")
@@ -78,13 +72,17 @@ def is_contextual_user_text(text: str) -> bool:
 
 
 def collect_user_messages(history: list) -> list[tuple[Message, str]]:
-    """codex-rs ``collect_user_messages``: real user messages (not contextual, not a summary), with their text."""
+    """codex-rs ``collect_user_messages``: real user messages (not contextual, not a summary), with their text.
+
+    A summary is Codex's own (its prefix) or one any registered policy writes (``summary_prefixes``).
+    """
+    prefixes = summary_prefixes()
     out = []
     for m in history:
         if role_of(m) != "user":
             continue
         text = text_of(m)
-        if is_contextual_user_text(text) or is_summary_message(m) or text.startswith(CODEX_SUMMARY_PREFIX + "\n"):
+        if is_contextual_user_text(text) or is_summary_message(m, prefixes):  # Codex's own prefix is one of them
             continue
         out.append((m, text))
     return out
@@ -156,6 +154,7 @@ class CodexPolicy(Policy):
     excerpt_tool_calls: bool = True
     token_count: str = "codex"
     name: ClassVar[str] = "codex"
+    summary_prefixes: ClassVar[tuple[str, ...]] = (CODEX_SUMMARY_PREFIX + "\n",)
 
     def __post_init__(self) -> None:
         check_positive(self.user_message_max_tokens, "user_message_max_tokens", zero=True)
@@ -173,7 +172,8 @@ class CodexPolicy(Policy):
             return context, None
         initial = list(context[:1]) if role_of(context[0]) == "system" else []
         history = list(context[len(initial):])
-        summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls)
+        summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls,
+                                    excerpts=env.excerpts)
         note = summary.note
         if summary.failure is None:
             note = CODEX_SUMMARY_PREFIX + "\n" + note[len(SUMMARY_HEADER) + 1:]

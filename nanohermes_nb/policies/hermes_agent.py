@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from ..context.compaction import ask_summarizer, excerpt_records
 from ..context.messages import Message, pair_tool_results, tool_call_of
 from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
 from .hermes_text import (
+    ALL_SUMMARY_PREFIXES,
     COMPACTION_NOTE,
     DUPLICATE_NOTE,
     MERGED_PRIOR_CONTEXT_HEADER,
@@ -137,6 +137,7 @@ class HermesAgentPolicy(Policy):
     abort_on_summary_failure: bool = False
     redact: Callable[[str], str] | None = None
     name: ClassVar[str] = "hermes_agent"
+    summary_prefixes: ClassVar[tuple[str, ...]] = ALL_SUMMARY_PREFIXES
 
     def __post_init__(self) -> None:
         if not 0.10 <= self.summary_target_ratio <= 0.80:
@@ -352,11 +353,11 @@ class HermesAgentPolicy(Policy):
         """
         redact = self.redact or (lambda text: text)
         records = ([(PREVIOUS_SUMMARY_ROLE, previous)] if previous else [])
-        records += excerpt_records(turns, tool_calls=self.excerpt_tool_calls)
+        records += env.excerpts.records(turns, tool_calls=self.excerpt_tool_calls)
         summarizer = env.summarizer or default_summarizer()
         failure = None
         try:
-            reply = ask_summarizer(summarizer, records)
+            reply = env.excerpts.ask(summarizer, records)
             if not isinstance(reply, str) or not reply.strip():
                 failure = "the summarizer returned no text"
         except Exception as exc:  # a failed extra call must not break the agent loop (hermes: fallback)

@@ -23,13 +23,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..context.compaction import register_summary_prefix
-
 __all__ = [
     "TASK_HEADING",
     "SUMMARY_PREFIX",
     "LEGACY_SUMMARY_PREFIX",
     "HISTORICAL_SUMMARY_PREFIXES",
+    "ALL_SUMMARY_PREFIXES",
     "SUMMARY_END_MARKER",
     "MERGED_PRIOR_CONTEXT_HEADER",
     "MERGED_SUMMARY_DELIMITER",
@@ -119,9 +118,8 @@ COMPACTION_NOTE = (  # appended to the system prompt [3546]
 )
 PRUNED_TOOL_PLACEHOLDER = "[Old tool output cleared to save context space]"
 DUPLICATE_NOTE = "[Duplicate tool output — same content as a more recent call]"
-_ALL_PREFIXES = (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES)
-for _prefix in _ALL_PREFIXES:  # a dropped hermes summary is not the user's goal (metrics.first_user_goal)
-    register_summary_prefix(_prefix)
+# every opening a hermes summary has had; HermesAgentPolicy declares them (``policies.summary_prefixes``)
+ALL_SUMMARY_PREFIXES = (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES)
 
 
 def _same(text: str) -> str:
@@ -160,7 +158,7 @@ def is_summary_content(content: Any) -> bool:
     text = content_text(content).lstrip()
     if MERGED_SUMMARY_DELIMITER in text:
         text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].lstrip()
-    return text.startswith(_ALL_PREFIXES)
+    return text.startswith(ALL_SUMMARY_PREFIXES)
 
 
 def strip_summary_prefix(summary: str) -> str:
@@ -168,7 +166,7 @@ def strip_summary_prefix(summary: str) -> str:
     text = (summary or "").strip()
     if MERGED_SUMMARY_DELIMITER in text:
         text = text.split(MERGED_SUMMARY_DELIMITER, 1)[1].strip()
-    for prefix in _ALL_PREFIXES:
+    for prefix in ALL_SUMMARY_PREFIXES:
         if text.startswith(prefix):
             text = text[len(prefix):].lstrip()
             break

@@ -6,12 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ..context.compaction import (
-    PLACEHOLDER_NOTE,
-    ask_summarizer,
-    excerpt_records,
-    register_summary_prefix,
-)
+from ..context.compaction import PLACEHOLDER_NOTE, ExcerptReader
 from ..context.messages import Message, call_id, calls_of, role_of
 from ..context.summarizers import Summarizer, default_summarizer
 from .base import Event, Policy, PolicyEnv, make_event, register
@@ -20,7 +15,6 @@ from .langchain_trim import SYSTEM_ROLES, trim_last
 __all__ = ["LangChainSummarizePolicy", "SUMMARY_PREFIX", "safe_cutoff_point"]
 
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"  # summarization.py, _build_new_messages
-register_summary_prefix(SUMMARY_PREFIX)
 NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 KEEP_KINDS = ("messages", "tokens", "fraction")
@@ -85,11 +79,11 @@ class _Summary:
     failure: str | None
 
 
-def _ask(summarizer: Summarizer, messages: Sequence[Message]) -> _Summary:
+def _ask(summarizer: Summarizer, messages: Sequence[Message], excerpts: ExcerptReader) -> _Summary:
     """One summarizer call on the messages LangChain would send (tool calls included, as its prompt shows them)."""
-    records = excerpt_records(messages, tool_calls=True)
+    records = excerpts.records(messages, tool_calls=True)
     try:
-        reply = ask_summarizer(summarizer, records)
+        reply = excerpts.ask(summarizer, records)
     except Exception as exc:  # LangChain lets the error end the agent step; a replay records it
         return _Summary(PLACEHOLDER_NOTE, True, f"{type(exc).__name__}: {exc}")
     if not isinstance(reply, str):
@@ -136,6 +130,7 @@ class LangChainSummarizePolicy(Policy):
     keep: tuple = ("messages", 20)
     trim_tokens_to_summarize: int | None = 4000
     name: ClassVar[str] = "langchain_summarize"
+    summary_prefixes: ClassVar[tuple[str, ...]] = (SUMMARY_PREFIX,)
 
     def __post_init__(self) -> None:
         keep = tuple(self.keep) if isinstance(self.keep, (list, tuple)) else self.keep
@@ -174,7 +169,7 @@ class LangChainSummarizePolicy(Policy):
         sent = self.to_summarize(messages, env)
         if not sent:
             return _Summary(TOO_LONG, False, None)
-        return _ask(env.summarizer or default_summarizer(), sent)
+        return _ask(env.summarizer or default_summarizer(), sent, env.excerpts)
 
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         head = context[:1] if context and role_of(context[0]) in SYSTEM_ROLES else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..context.chunked import summary_cost
 from ..context.compaction import CUT_DIRECTIONS, SUMMARY_ROLES, compact
 from .base import Event, Policy, PolicyEnv, check_positive, register
 
@@ -47,12 +48,12 @@ class NanoHermesPolicy(Policy):
             cut=self.cut,
             meter=env.meter,
             size=size,
-            cache=env.cache,
+            excerpts=env.excerpts,
         )
         if not result.compacted:
             return context, None
         # issue 27: a summarizer that fits a small window reports what the summary cost (requests, tokens)
-        cost = getattr(env.summarizer, "last_cost", None) if result.summarizer_called else None
+        cost = summary_cost(env.summarizer) if result.summarizer_called else None
         detail = result.describe() + (f"; {cost.line()}" if cost is not None else "")
         return result.messages, Event(
             policy=self.name,
