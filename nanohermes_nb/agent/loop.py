@@ -119,7 +119,7 @@ class Agent:
         self.specs = [spec.as_openai() for spec in tool_specs(budgets)]
         self.meter = Meter(unit)
         self.meters = {unit: self.meter}
-        self.env = PolicyEnv(self.budget, self.meter, self.summarizer, unit, None, {})
+        self.env = PolicyEnv(self.budget, self.meter, self.summarizer, unit)
         self.listeners: list[Callable[[Step], Any]] = []
         self.reset()
 

@@ -90,7 +90,6 @@ class PolicyEnv:
     summarizer: Summarizer | None = None
     unit: str = "bytes"
     token_meter: Sizer | None = None
-    cache: dict | None = None  # unused: agent/loop.py still passes {} here; goes when it stops
     excerpts: ExcerptReader = PLAIN_EXCERPTS
 
     def tokens(self) -> Sizer:

@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Polygon, Rectangle
 
 from ..context.clamp import clamp_report
-from ..context.compaction import is_summary_message
+from ..policies import is_summary_message
 from ..context.messages import text_of
 from ..context.sizing import UNITS, Meter
 from ..engine.ledger import replay
