@@ -151,7 +151,7 @@ def test_compare_policies_shows_the_tools_own_compactions_read_from_the_log():
         assert pd.isna(row["cumulative_input"])  # nothing about the tool is simulated
     events = table.attrs["tool_events"]
     assert len(events) == sum(len(t.compactions) for t in logs)
-    assert set(events["policy"]) == {"claude_code", "codex_cli"}
+    assert {e["policy"] for e in events} == {"claude_code", "codex_cli"}
     assert table["events"].dtype == "Int64" and table.loc["nanohermes", "events"] >= 0
     plain = nh.compare_policies([t for t in logs if not t.compactions] + [list(logs[0])], budget=150_000,
                                 policies=["nanohermes"], profiles=())

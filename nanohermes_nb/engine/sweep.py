@@ -486,7 +486,8 @@ def compare_policies(
     out = with_tool_rows(out, tools)
     out.attrs.update(budget=base.budget, unit=base.unit, skipped=frame.attrs.get("skipped", []),
                      pricing=None if pricing is None else pricing.name,
-                     tool_events=text_frame(tool_events, list(TOOL_EVENT_COLUMNS)))
+                     # plain records, not a frame: pandas compares attrs when frames are stacked
+                     tool_events=[{c: e.get(c) for c in TOOL_EVENT_COLUMNS} for e in tool_events])
     return out
 
 
