@@ -14,10 +14,10 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Polygon, Rectangle
 
 from ..context.clamp import clamp_report
-from ..policies import is_summary_message
 from ..context.messages import text_of
 from ..context.sizing import UNITS, Meter
 from ..engine.ledger import replay
+from ..policies import is_summary_message
 from .plots import CATEGORIES, CATEGORY_COLOURS, axes_or_new, budget_lines, caveat_note, finish, is_ledger, unit_label
 
 __all__ = ["composition_frame", "plot_composition", "plot_tool_sizes", "plot_cut"]
