@@ -57,7 +57,7 @@ _EXPORTS = {
     "replay": "engine.ledger",
     "Ledger": "engine.ledger",
     "sweep": "engine.sweep",
-    "compare_policies": "engine.sweep",
+    "compare_policies": "engine.compare",
     "get_pricing": "engine.pricing",
     # agent: the live loop
     "Agent": "agent.loop",
@@ -94,10 +94,11 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time the name
     from .context.metrics import retention, verify_compaction
     from .context.sizing import context_size, message_size
     from .context.summarizers import ExtractiveSummarizer
+    from .engine.compare import compare_policies
     from .engine.ledger import Ledger, replay
     from .engine.pricing import get_pricing
     from .engine.settings import Settings
-    from .engine.sweep import compare_policies, sweep
+    from .engine.sweep import sweep
     from .policies import POLICIES, NanoHermesPolicy, Policy, resolve_policy
     from .transcripts import (
         Transcript,
