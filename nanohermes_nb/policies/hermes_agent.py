@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from ..context.messages import Message, pair_tool_results, tool_call_of
 from ..context.summarizers import PREVIOUS_SUMMARY_ROLE, default_summarizer
 from .base import Event, Policy, PolicyEnv, check_positive, make_event, register
+from .hermes_fallback import fallback_summary
 from .hermes_text import (
     ALL_SUMMARY_PREFIXES,
     COMPACTION_NOTE,
@@ -20,7 +21,6 @@ from .hermes_text import (
     SUMMARY_END_MARKER,
     append_text,
     content_text,
-    fallback_summary,
     ground_task_snapshot,
     hermes_message_tokens,
     is_summary_content,
