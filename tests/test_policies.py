@@ -519,3 +519,11 @@ def test_a_removed_summary_of_another_system_is_not_the_users_goal():
     r = retention(removed, kept, summary_prefixes=summary_prefixes())
     assert r.goal_at_stake and r.goal_kept
     assert not retention(removed, kept).goal_kept
+
+
+def test_hermes_fallback_summary_still_imports_from_hermes_text():
+    """hermes_text's fallback summary moved to hermes_fallback; the old path gives the same function."""
+    from nanohermes_nb.policies import hermes_fallback, hermes_text
+
+    assert "fallback_summary" in hermes_text.__all__
+    assert hermes_text.fallback_summary is hermes_fallback.fallback_summary

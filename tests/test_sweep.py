@@ -79,3 +79,17 @@ def test_loaded_transcripts_are_named_by_their_file_other_lists_by_their_place(c
     loaded = [load_transcript(p) for p in corpus.files[:2]]
     frame = sweep(loaded + [list(loaded[0])], budgets=[10**9])
     assert list(frame["transcript"]) == [p.name for p in corpus.files[:2]] + ["transcript 2"]
+
+
+def test_the_split_sweep_module_still_exports_every_name_from_its_old_path():
+    """engine.sweep is split in grid, running, sinks and compare: each name of its __all__ still imports from it."""
+    import nanohermes_nb as nh
+    from nanohermes_nb.engine import compare, grid, running, sinks
+    from nanohermes_nb.engine import sweep as old
+
+    homes = {"sweep": old, "compare_policies": compare, "SWEEP_COLUMNS": grid, "Skipped": grid,
+             "sweep_columns": grid, "Progress": running, "SweepReport": sinks}
+    assert sorted(old.__all__) == sorted(homes)
+    for name, home in homes.items():
+        assert getattr(old, name) is getattr(home, name), name
+    assert nh.compare_policies is compare.compare_policies and nh.sweep is old.sweep
