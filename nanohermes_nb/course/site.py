@@ -252,7 +252,12 @@ def _config(lang: str, stage: Path, site: Path, nav: list, other_pages: Iterable
     plugins = []
     for plugin in cfg["plugins"]:
         if plugin == "search":
-            plugin = {"search": {"lang": ["zh", "en"] if lang == "zh" else ["en"]}}
+            if lang == "zh":
+                # No search box in the Chinese edition: Material 9.8's search worker fails on every query over
+                # an index segmented by jieba (a TypeError in its result highlighter; tests/test_browser.py
+                # shows the box is absent rather than broken). The English edition's search covers the code.
+                continue
+            plugin = {"search": {"lang": ["en"]}}
         elif isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
             plugin["mkdocs-jupyter"]["cache_dir"] = str(stage.parent / ".jupyter-cache" / lang)
         elif isinstance(plugin, dict) and "mkdocstrings" in plugin:
