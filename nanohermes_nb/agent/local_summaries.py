@@ -7,13 +7,17 @@ SHA-256, the server and its flags, the summary prompt and the summarizer's setti
 ``CachedSummarizer.smollm2()`` replays them, so the course and ``bench/`` show a
 real model's summaries beside the extractive ones with no model and no network.
 
-The corpora (``CORPORA``) are replayed under the default ``Settings`` (policy
-``nanohermes``: keep ten messages, the article's excerpt caps; unit bytes) except
-the budget where the default never triggers: the vendored transcripts
-(``data/transcripts``) never pass 120,000 bytes, so they are replayed at 30,000;
-the agent logs (``data/agentlogs``) at the default 120,000.
+The corpus (``CORPORA``) is replayed under the default ``Settings`` (policy
+``nanohermes``: keep ten messages, the article's excerpt caps; unit bytes) but for
+the budget, 30,000 bytes: the vendored transcripts (``data/transcripts``) never pass
+the default 120,000, so it would never compact them. It holds the vendored
+transcripts but one: the OpenHands safety transcript's five compactions (about
+18,000 prompt tokens and five long replies) did not fit the time this file was made
+in, on two cores shared with other work (about 20 prompt and 2 completion tokens a
+second); nor did the agent logs (``data/agentlogs``: six compactions for the Claude
+Code logs, 83 for the Codex one). ``make --keep`` with a wider ``CORPORA`` adds them.
 
-Regenerate (after ``make local-model``; about half an hour on two cores)::
+Regenerate (after ``make local-model``; minutes to hours, as the machine is loaded)::
 
     python -m nanohermes_nb.agent.local_summaries make [--out FILE] [--threads 2] [--only NAME ...]
     python -m nanohermes_nb.agent.local_summaries check [--file FILE]   # offline: every compaction answered?
@@ -50,24 +54,33 @@ LLAMA_CPP_SERVER = "llama-cpp-python 0.3.36"
 
 @dataclass(frozen=True)
 class Corpus:
-    """A folder of vendored logs and the budget (bytes) it is replayed at."""
+    """A folder of vendored logs (only ``files`` of it, when given) and the budget (bytes) it is replayed at."""
 
     name: str
     folder: Path
     budget: int
+    files: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "folder": f"data/{self.folder.name}", "budget": self.budget}
+        return {"name": self.name, "folder": self.folder.relative_to(DATA.parent).as_posix(), "budget": self.budget,
+                "files": list(self.files)}
 
 
-CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000), Corpus("agentlogs", DATA / "agentlogs", 120_000))
+CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000,
+                  ("deerflow_bigcsv_ad76c455.json", "openhands_sdk_fixture_claude-sonnet-4.json",
+                   "sweagent_demo_marshmallow-1867_fc.json")),)
 
 
 def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
-    """The corpus's log files (those whose name contains one of ``only``, when given), sorted."""
+    """The corpus's log files (its ``files``; of them, those whose name contains one of ``only``), sorted."""
     from ..transcripts import iter_transcript_paths
 
     paths = sorted(Path(p) for p in iter_transcript_paths(corpus.folder))
+    if corpus.files:
+        missing = sorted(set(corpus.files) - {p.name for p in paths})
+        if missing:
+            raise FileNotFoundError(f"{corpus.folder}: no log named {missing[0]}")
+        paths = [p for p in paths if p.name in corpus.files]
     return [p for p in paths if not only or any(o in p.name for o in only)]
 
 
@@ -144,6 +157,9 @@ def make(out: Path = DEFAULT_FILE, *, threads: int = 2, only: Sequence[str] = ()
         meta = provenance(local, live, threads, corpora)
         if keep and out.exists():
             cache = CachedSummarizer(out, fallback=live)
+            done = {c["name"] for c in cache.meta.get("corpora", [])} | {c.name for c in corpora}
+            meta["corpora"] = [c.as_dict() for c in CORPORA if c.name in done] + \
+                [c.as_dict() for c in corpora if c.name not in {k.name for k in CORPORA}]
             cache.meta.update(meta)
         else:
             cache = CachedSummarizer(None, fallback=live, meta=meta)
