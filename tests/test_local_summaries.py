@@ -4,8 +4,8 @@
 NanoHermes's policy makes on the vendored logs (``local_summaries.CORPORA``). Without
 any server, ``CachedSummarizer.smollm2()`` must answer every one of those compactions
 (no placeholder, no miss) and the ledger must count the requests each summary cost.
-With the model (slow tier, ``local_model``), the cheap compactions are summarized again
-live: each live summary must be the file's, and every later excerpt (which holds the
+With the model (slow tier, ``local_model``), the compactions of up to 20 KB are summarized
+again live: each live summary must be the file's, and every later excerpt (which holds the
 earlier summaries) must be one of the file's keys.
 """
 
@@ -100,10 +100,10 @@ def test_regeneration_with_the_server_reproduces_the_file_keys():
                                 context_window=settings["context_window"])
 
         def regenerate(excerpt: str) -> str:
-            """The model again for the short excerpts (cheap), the file for the rest."""
+            """The model again for excerpts up to 20 KB (a few minutes each), the file for longer ones."""
             key = excerpt_key(excerpt)
             assert key in committed.entries, "an excerpt the file does not hold: an earlier summary changed"
-            if len(excerpt.encode("utf-8")) > 2_000:
+            if len(excerpt.encode("utf-8")) > 20_000:
                 return committed(excerpt)
             live_keys.append(key)
             summary = live(excerpt)

@@ -10,16 +10,19 @@ real model's summaries beside the extractive ones with no model and no network.
 The corpus (``CORPORA``) is replayed under the default ``Settings`` (policy
 ``nanohermes``: keep ten messages, the article's excerpt caps; unit bytes) but for
 the budget, 30,000 bytes: the vendored transcripts (``data/transcripts``) never pass
-the default 120,000, so it would never compact them. It holds the vendored
-transcripts but one: the OpenHands safety transcript's five compactions (about
-18,000 prompt tokens and five long replies) did not fit the time this file was made
-in, on two cores shared with other work (about 20 prompt and 2 completion tokens a
-second); nor did the agent logs (``data/agentlogs``: six compactions for the Claude
-Code logs, 83 for the Codex one). ``make --keep`` with a wider ``CORPORA`` adds them.
+the default 120,000, so it would never compact them. So far it holds one
+transcript, the SWE-agent one (one compaction, one request of about 5,000 prompt
+tokens: 260 s with one thread). The others did not fit the time the file was made in,
+on two cores shared with other work: DeerFlow's second excerpt alone (60 KB, beyond
+the window: chunks, then their summaries) took 30 minutes with two threads, the
+OpenHands safety transcript has five compactions, and the agent logs
+(``data/agentlogs``) six (Claude Code) and 83 (Codex). ``make --keep`` with a wider
+``CORPORA`` adds them. On a loaded machine use ``--threads 1``: two threads that wait
+for each other at every layer spend their time spinning.
 
 Regenerate (after ``make local-model``; minutes to hours, as the machine is loaded)::
 
-    python -m nanohermes_nb.agent.local_summaries make [--out FILE] [--threads 2] [--only NAME ...]
+    python -m nanohermes_nb.agent.local_summaries make [--out FILE] [--threads 1] [--only NAME ...]
     python -m nanohermes_nb.agent.local_summaries check [--file FILE]   # offline: every compaction answered?
 
 ``make`` starts from an empty cache (``--keep`` reuses the file's summaries), saves
@@ -66,9 +69,7 @@ class Corpus:
                 "files": list(self.files)}
 
 
-CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000,
-                  ("deerflow_bigcsv_ad76c455.json", "openhands_sdk_fixture_claude-sonnet-4.json",
-                   "sweagent_demo_marshmallow-1867_fc.json")),)
+CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000, ("sweagent_demo_marshmallow-1867_fc.json",)),)
 
 
 def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
@@ -147,7 +148,7 @@ def provenance(local: Any, live: Any, threads: int, corpora: Sequence[Corpus]) -
     }
 
 
-def make(out: Path = DEFAULT_FILE, *, threads: int = 2, only: Sequence[str] = (), keep: bool = False,
+def make(out: Path = DEFAULT_FILE, *, threads: int = 1, only: Sequence[str] = (), keep: bool = False,
          corpora: Sequence[Corpus] = CORPORA, log: Any = print) -> CachedSummarizer:
     """Start the local model, replay the corpora with it as summarizer and write every summary to ``out``."""
     from .local import LocalModel
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     make_p = sub.add_parser("make", help="make the summaries with the local model (needs `make local-model`)")
     make_p.add_argument("--out", type=Path, default=DEFAULT_FILE)
-    make_p.add_argument("--threads", type=int, default=2)
+    make_p.add_argument("--threads", type=int, default=1)
     make_p.add_argument("--only", nargs="*", default=[], help="only the logs whose file name contains one of these")
     make_p.add_argument("--keep", action="store_true", help="reuse the summaries already in --out")
     make_p.add_argument("--corpus", nargs="*", choices=[c.name for c in CORPORA], default=[c.name for c in CORPORA])
