@@ -2,16 +2,16 @@
 
 Run: .venv/bin/python bench/bench_local_summaries.py [--file data/summaries/smollm2.json] [--speed] [--markdown]
 
-Offline (no model needed): replays the vendored logs under NanoHermes's policy
-(``nanohermes_nb.agent.local_summaries.CORPORA``: the vendored transcripts at a
-30,000-byte budget, the agent logs at the default 120,000) twice, with the
+Offline (no model needed): replays the logs of
+``nanohermes_nb.agent.local_summaries.CORPORA`` (vendored transcripts at a 30,000-byte
+budget, the rest of the settings default) under NanoHermes's policy twice, with the
 extractive summarizer and with SmolLM2's summaries replayed from the cache
 (``CachedSummarizer``), and prints one table: compactions, summarizer requests,
 retention, needed-later retention, and the time one summary cost. The extractive
-summarizer's time is measured here (its summary of each excerpt, timed); the
-model's is what the file recorded when ``python -m nanohermes_nb.agent.local_summaries
-make`` asked it (two threads; the machine's load at that moment included), so the
-ratio is the figure to quote, not the seconds.
+summarizer's time is measured here (its summary of each excerpt, timed); the model's
+is what the file recorded when ``python -m nanohermes_nb.agent.local_summaries make``
+asked it (the machine's load at that moment included), so the ratio is the figure
+to quote, not the seconds.
 
 ``--speed`` (needs ``make local-model``) also starts the model and measures its
 prompt and completion tokens per second from the server's own usage counts.
@@ -105,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--speed", action="store_true", help="start the local model and measure its tokens/s")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     if not args.file.exists():
