@@ -401,3 +401,27 @@ def test_a_priced_sweep_of_measured_sessions_on_a_process_pool_equals_in_process
     assert len(here) == 2 * 2 * 2 and set(here["pricing"]) == {"gpt-4.1", "claude-sonnet-4.5"}
     with ProcessPoolExecutor(2) as pool:
         assert nh.sweep(sessions, executor=pool, **grid).equals(here)
+
+
+_PIECES = st.sampled_from(["\n", "\n\n", "\r\n", " ", "  ", "/", "./", "]", "[", "-", "word", "Word", "'s", "12345",
+                           "東京", "é", "\t", "😀", ":", "x/y", " \n", "\u00a0", "\x1c", "'"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=30).map("".join), st.sampled_from(["o200k", "cl100k"]))
+def test_a_summary_is_counted_from_its_body_as_if_whole(body, unit):
+    """The cost book counts a summary's body once: its message and its excerpt line split where no pre-token spans."""
+    from nanohermes_nb.context.compaction import SUMMARY_HEADER
+    from nanohermes_nb.engine import costbook
+
+    head = SUMMARY_HEADER + "\n"
+    split = costbook._summary_body(head + body)
+    if split is not None:
+        assert split == body
+        assert count_tokens(head + body, unit) == count_tokens(head, unit) + count_tokens(body, unit)
+        line = f"system: {head}{body}\n"
+        cut = costbook._last_line(body)
+        if cut is not None:
+            tail = body[cut:]
+            assert count_tokens(line, unit) == (count_tokens(f"system: {head}", unit) + count_tokens(body, unit)
+                                                - count_tokens(tail, unit) + count_tokens(tail + "\n", unit))

@@ -33,7 +33,8 @@ def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
     n = min(len(a), len(b))
     i = lo
     while i < n:
-        if not _same(a[i], b[i]):
+        x, y = a[i], b[i]
+        if x is not y and x != y:
             break
         i += 1
     return i
@@ -86,8 +87,7 @@ class CostBook(Book):
         self.meter = session.meter(u)
         self.sent = session.sent_sums(u)
         self.a = sent_each(session, u)
-        meter, msgs = self.meter, session.messages
-        self.outs = session.request_sums(f"reply:{u}", lambda: [meter(msgs[i]) for i in session.reply])
+        self.outs = session.reply_sums(u)
         self.excerpt_tool_calls = excerpt_tool_calls
         self.policy_wrote: set[int] = set()  # ids of the messages this run's policy wrote (summaries, placeholders)
         self.head = 0
@@ -250,7 +250,7 @@ class CostBook(Book):
 
     def _text_tokens(self, text: str) -> int:
         """Tokens of a text, remembered per session (a sweep meets the same summary under many settings)."""
-        cache = self.session.cache.setdefault(("text_tokens", self.unit), {})
+        cache = self.session.cache.text_tokens(self.unit)
         n = cache.get(text)
         if n is None:
             n = cache[text] = count_tokens(text, self.unit)
@@ -258,41 +258,66 @@ class CostBook(Book):
 
     def _inserted_tokens(self, message: Any) -> int:
         """Tokens of a message a policy wrote, remembered by content (the same summary recurs across settings)."""
-        cache = self.session.cache.setdefault(("message_tokens", self.unit), {})
+        cache = self.session.cache.message_tokens(self.unit)
         plain = isinstance(message, dict) and message.keys() == {"role", "content"} \
             and isinstance(message["content"], str) and isinstance(message["role"], str)
         # a plain {role, content} message (a summary) is keyed by those two, sparing its JSON text
         key: Any = (message["role"], message["content"]) if plain else serialize(message)
         n = cache.get(key)
         if n is None:
-            n = cache[key] = self.meter(message)
+            body = _summary_body(message["content"]) if plain and self.unit in _BPE else None
+            if body is None:
+                n = self.meter(message)
+            else:  # the meter's count (framing, role, content), the content split at its header (see _summary_body)
+                n = TOKENS_PER_MESSAGE + self._text_tokens(message["role"]) + self._text_tokens(_HEAD) \
+                    + self._text_tokens(body)
+            cache[key] = n
         return n
 
     def _prompt_tokens(self) -> int:
         """The summarizer's system message plus the framing of the user message that carries the excerpt."""
-        key = ("summary_prompt_tokens", self.unit)
-        n = self.session.cache.get(key)
-        if n is None:
-            n = self.session.cache[key] = (self.meter({"role": "system", "content": summary_prompt()})
-                                           + TOKENS_PER_MESSAGE + count_tokens("user", self.unit))
-        return n
+        return self.session.cache.summary_prompt_tokens(self.unit, lambda: (
+            self.meter({"role": "system", "content": summary_prompt()}) + TOKENS_PER_MESSAGE
+            + count_tokens("user", self.unit)))
 
     def _excerpt_tokens(self, message: Any) -> int:
         """Tokens of one message's lines in the excerpt (``role: text``), once per message and session.
 
         A transcript message is remembered by identity; one the policy wrote
         (a summary dropped by a later event) is new under every setting but
-        recurs by content across them, so its lines are remembered as a text.
+        recurs by content across them, so its lines are remembered as a text
+        (a summary's line from its body's count, see ``_line_tokens``).
         """
         if id(message) in self.policy_wrote:
             lines = self._lines(message)
-            return self._text_tokens(lines) if lines else 0
-        cache = self.session.cache.setdefault(("excerpt_tokens", self.unit, self.excerpt_tool_calls), {})
+            return self._line_tokens(message, lines) if lines else 0
+        cache = self.session.cache.excerpt_tokens(self.unit, self.excerpt_tool_calls)
         hit = cache.get(id(message))
         if hit is None or hit[0] is not message:
             lines = self._lines(message)
             hit = cache[id(message)] = (message, count_tokens(lines, self.unit) if lines else 0)
         return hit[1]
+
+    def _line_tokens(self, message: Any, lines: str) -> int:
+        """Tokens of a written message's excerpt line; a summary's ``role: header\nbody\n`` without its body again.
+
+        The line splits where the content's body starts (``_summary_body``), and
+        ``body + "\n"`` differs from ``body`` only after its last line break that
+        a printable character other than ``/`` follows: no pre-token spans that
+        point, so only the last line is counted again, with and without the
+        ``\n``. Otherwise the line is counted whole.
+        """
+        content = message.get("content") if isinstance(message, dict) and self.unit in _BPE else None
+        body = _summary_body(content) if isinstance(content, str) else None
+        role = message.get("role") if body is not None else None
+        if body is None or not isinstance(role, str) or lines != f"{role}: {content}\n":
+            return self._text_tokens(lines)
+        cut = _last_line(body)
+        if cut is None:
+            return self._text_tokens(lines)
+        tail = body[cut:]
+        return (self._text_tokens(f"{role}: {_HEAD}") + self._text_tokens(body)
+                - self._text_tokens(tail) + self._text_tokens(tail + "\n"))
 
     def _lines(self, message: Any) -> str:
         return "".join(f"{role}: {text}\n" for role, text in
@@ -302,11 +327,8 @@ class CostBook(Book):
 
     def totals(self) -> dict[str, Any]:
         pr, s = self.pricing, self.session
-        key = ("cost_no_compaction", pr)
-        nc = s.cache.get(key)
-        if nc is None:
-            nc = s.cache[key] = _stretch_sums(s, pr, 0, 0, s.requests - 1, 0) if s.requests else (0, 0, 0, 0)
-        n, c, w, o = nc
+        n, c, w, o = s.cache.uncompacted_cost(
+            pr, lambda: _stretch_sums(s, pr, 0, 0, s.requests - 1, 0) if s.requests else (0, 0, 0, 0))
         agent = pr.cost(self.input, self.cached, self.output, self.written)
         summarizer = pr.cost(self.s_input, 0, self.s_output)
         return {
@@ -320,6 +342,37 @@ class CostBook(Book):
         }
 
 
+# Counting a summary once (``_summary_body``, ``_last_line``) rests on the pre-tokenizers of the BPE units
+# (``sizing._PATTERNS``): no pre-token starts with a line break unless it continues a run of whitespace
+# or punctuation, and every pre-token holding a line break ends with the run of line breaks (plus ``/``
+# in o200k) it is in; nothing looks behind. So a text splits, for counting, right after a line break
+# that a printable ASCII character other than ``/`` follows, and right after ``]\n`` likewise.
+_BPE = ("o200k", "cl100k")
+_HEAD = SUMMARY_HEADER + "\n"
+
+
+def _summary_body(text: str) -> str | None:
+    """What follows a summary's header line, when the count splits there (it ends ``]``: ``]\n`` is one pre-token)."""
+    if not text.startswith(_HEAD):
+        return None
+    body = text[len(_HEAD):]
+    return body if not body or _splits_before(body[0]) else None
+
+
+def _splits_before(ch: str) -> bool:
+    return 33 <= ord(ch) < 127 and ch != "/"
+
+
+def _last_line(body: str) -> int | None:
+    """Where ``body``'s last line starts after a line break the count splits at (None: no such break)."""
+    i = body.rfind("\n")
+    while i >= 0:
+        if i + 1 < len(body) and _splits_before(body[i + 1]):
+            return i + 1
+        i = body.rfind("\n", 0, i)
+    return None
+
+
 def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int, r1: int,
                   first: int) -> tuple[int, int, int, int]:
     """Input, cached, written and output tokens of requests ``r0..r1`` of one stretch, in O(1).
@@ -331,7 +384,7 @@ def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int
     u = pricing.tokens
     sent = session.sent_sums(u)
     n = (r1 - r0 + 1) * base + sent[r1 + 1] - sent[r0]
-    outs = session.request_sums(f"reply:{u}", lambda: [session.meter(u)(session.messages[i]) for i in session.reply])
+    outs = session.reply_sums(u)
     o = outs[r1 + 1] - outs[r0]
     if not pricing.caches:
         return n, 0, 0, o

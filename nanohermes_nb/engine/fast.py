@@ -412,7 +412,7 @@ class SessionCache:
         self._excerpts: TranscriptExcerpts | None = None
         self._goal: tuple[str, TextIndex] | None = None
         self._identifiers: IdentifierIndex | None = None
-        self._untyped: dict = {}
+        self._costs: dict[tuple, Any] = {}  # the members below, each under its own key
 
     def __reduce__(self) -> tuple:
         return SessionCache, (self._messages, self._reply)
@@ -443,16 +443,42 @@ class SessionCache:
             self._identifiers = IdentifierIndex(self._messages)
         return self._identifiers
 
-    # Transitional: engine/costbook.py and engine/pricing.py still key their entries by tuples (they were
-    # not part of this change); when they move to named members like those above, these four go.
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self._untyped.get(key, default)
+    # -- the cost book's and the pricing sums' counts (``costbook``, ``pricing``) ----------------------------------
 
-    def setdefault(self, key: Any, default: Any) -> Any:
-        return self._untyped.setdefault(key, default)
+    def text_tokens(self, unit: str) -> dict[str, int]:
+        """Token counts of texts in ``unit`` by content (a sweep meets the same summary under many settings)."""
+        return self._costs.setdefault(("text", unit), {})
 
-    def __getitem__(self, key: Any) -> Any:
-        return self._untyped[key]
+    def message_tokens(self, unit: str) -> dict[Any, int]:
+        """Token counts of messages a policy wrote, by content (``(role, content)`` or their JSON text)."""
+        return self._costs.setdefault(("message", unit), {})
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._untyped[key] = value
+    def excerpt_tokens(self, unit: str, tool_calls: bool) -> dict[int, tuple[Any, int]]:
+        """Token counts of transcript messages' excerpt lines, by identity (``id -> (message, tokens)``)."""
+        return self._costs.setdefault(("excerpt", unit, tool_calls), {})
+
+    def summary_prompt_tokens(self, unit: str, count: Callable[[], int]) -> int:
+        """The summarizer's fixed prompt in ``unit`` (``count`` runs once per unit)."""
+        return self._once(("summary_prompt", unit), count)
+
+    def uncompacted_cost(self, pricing: Any, sums: Callable[[], tuple[int, ...]]) -> tuple[int, ...]:
+        """Input, cached, written and output tokens of the transcript replayed untouched under ``pricing``."""
+        return self._once(("uncompacted", pricing), sums)
+
+    def sent_each(self, unit: str, values: Callable[[], list[int]]) -> list[int]:
+        """What each request sends before any event, in ``unit`` (``pricing.sent_each``)."""
+        return self._once(("sent_each", unit), values)
+
+    def residues(self, unit: str, step: int, values: Callable[[], list[int]]) -> list[int]:
+        """``sent_each(unit)[j] % step`` for every request ``j``."""
+        return self._once(("residues", unit, step), values)
+
+    def residue_counts(self, unit: str, step: int, threshold: int, values: Callable[[], list[int]]) -> list[int]:
+        """Prefix counts over requests of ``residues(unit, step)[j] >= threshold``."""
+        return self._once(("residue_counts", unit, step, threshold), values)
+
+    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        value = self._costs.get(key)
+        if value is None:
+            value = self._costs[key] = make()
+        return value

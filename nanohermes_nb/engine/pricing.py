@@ -233,32 +233,26 @@ def pricing_table(path: str | Path | None = None):
 
 def _residue_counts(session: Any, unit: str, step: int, threshold: int) -> list[int]:
     """Prefix counts over requests of ``prefix(unit)[reply[j]] % step >= threshold`` (cached per session)."""
-    key = ("residue_counts", unit, step, threshold)
-    counts = session.cache.get(key)
-    if counts is None:
+    def counts() -> list[int]:
         import numpy as np
 
         residues = np.asarray(_residues(session, unit, step))
-        counts = session.cache[key] = np.concatenate(([0], np.cumsum(residues >= threshold))).tolist()
-    return counts
+        return np.concatenate(([0], np.cumsum(residues >= threshold))).tolist()
+
+    return session.cache.residue_counts(unit, step, threshold, counts)
 
 
 def _residues(session: Any, unit: str, step: int) -> list[int]:
-    key = ("residues", unit, step)
-    r = session.cache.get(key)
-    if r is None:
-        r = session.cache[key] = [a % step for a in sent_each(session, unit)]
-    return r
+    return session.cache.residues(unit, step, lambda: [a % step for a in sent_each(session, unit)])
 
 
 def sent_each(session: Any, unit: str) -> list[int]:
     """``prefix(unit)[reply[j]]`` for every request ``j`` (what it sends before any event), cached."""
-    key = ("sent_each", unit)
-    a = session.cache.get(key)
-    if a is None:
+    def values() -> list[int]:
         p = session.prefix(unit)
-        a = session.cache[key] = [p[i] for i in session.reply]
-    return a
+        return [p[i] for i in session.reply]
+
+    return session.cache.sent_each(unit, values)
 
 
 def rounded_sum(session: Any, unit: str, base: int, j0: int, j1: int, minimum: int, step: int) -> int:
@@ -283,7 +277,7 @@ def rounded_sum(session: Any, unit: str, base: int, j0: int, j1: int, minimum: i
     if step == 1:
         return total
     s = base % step
-    residues = session.request_sums(f"residue:{unit}:{step}", lambda: _residues(session, unit, step))
+    residues = session.residue_sums(unit, step, lambda: _residues(session, unit, step))
     loss = n * s + residues[j1 + 1] - residues[lo]
     if s:
         counts = _residue_counts(session, unit, step, step - s)

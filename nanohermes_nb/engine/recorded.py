@@ -183,6 +183,15 @@ class RecordedSession:
         p = self.prefix(unit)
         return self.request_sums(f"sent:{unit}", lambda: [p[i] for i in self.reply])
 
+    def reply_sums(self, unit: str) -> list[int]:
+        """Prefix sums over requests of the reply's size in ``unit`` (each request's output)."""
+        meter = self.meter(unit)
+        return self.request_sums(f"reply:{unit}", lambda: [meter(self.messages[i]) for i in self.reply])
+
+    def residue_sums(self, unit: str, step: int, residues: Callable[[], Sequence[int]]) -> list[int]:
+        """Prefix sums over requests of ``residues()`` (what ``step`` rounds off each request's size)."""
+        return self.request_sums(f"residue:{unit}:{step}", residues)
+
     def grown(self, unit: str, start: int, stop: int) -> int:
         """Size in ``unit`` of ``messages[start:stop]``."""
         p = self.prefix(unit)
