@@ -133,26 +133,41 @@ def test_states_agree_exactly_when_the_pending_calls_agree():
     assert state(["a"], ids=("a", "b")) != state(["a"], ids=("a", "c"))
 
 
+_KEPT_BYTES = """
+import sys, tracemalloc
+sys.path.insert(0, {tests!r})
+from builders import SYSTEM, assistant, tool, user
+from nanohermes_nb.context.history import HistoryChecker
+n = int(sys.argv[1])
+ids = [f"call_{{k:06d}}" for k in range(n)]
+msgs = [SYSTEM, user(), assistant("", ids), *(tool(i) for i in ids), assistant("done")]
+tracemalloc.start()
+c = HistoryChecker("anthropic")
+states = []
+for m in msgs:
+    c.feed(m)
+    states.append(c.state())
+size = tracemalloc.get_traced_memory()[0]
+tracemalloc.stop()
+assert c.problems() == []
+print(size)
+"""
+
+
 def test_a_message_of_many_calls_costs_linear_memory():
     """The states the replay keeps for every message (``fast.HistoryBaseline``): a copy of the pending ids each
-    made 20,000 calls cost 4.9 GB; now each state is a few fields whatever the number of calls."""
-    import tracemalloc
+    made 20,000 calls cost 4.9 GB; now each state is a few fields whatever the number of calls. Measured in a
+    fresh interpreter each time: in a long test session, caches and threads of earlier tests blur the count."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = _KEPT_BYTES.format(tests=str(Path(__file__).parent))
 
     def kept_bytes(n: int) -> int:
-        ids = [f"call_{k:06d}" for k in range(n)]
-        msgs = [SYSTEM, user(), assistant("", ids), *(tool(i) for i in ids), assistant("done")]
-        tracemalloc.start()
-        c = HistoryChecker("anthropic")
-        states = []
-        for m in msgs:
-            c.feed(m)
-            states.append(c.state())
-        # only what the package allocated: a thread another test left running allocates too
-        snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, "*nanohermes_nb*")])
-        size = sum(stat.size for stat in snapshot.statistics("filename"))
-        tracemalloc.stop()
-        assert c.problems() == []
-        return size
+        out = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout)
 
     small, large = kept_bytes(2_000), kept_bytes(8_000)
     assert large < 5 * small  # linear (4x the calls); a copy per message would be 16x
