@@ -19,7 +19,6 @@ import re
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import nanohermes_nb
@@ -121,7 +120,3 @@ def problems(number: str, cells: list[Mapping[str, Any]], teacher: Mapping[str, 
             out.append(f"{number}: uses {use.path} before notebook {taught} teaches it, with no 'preview' cell "
                        f"naming `{use.name}` and notebook {taught}")
     return out
-
-
-def notebook_number(path: Path) -> str:
-    return path.name[:2]
