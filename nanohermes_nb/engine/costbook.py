@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import eq, ge
 from typing import Any
 
 from ..context.compaction import SUMMARY_HEADER, excerpt_records
@@ -107,6 +109,7 @@ class CostBook(Book):
         self.head = 0
         self.first = 0  # what the first request of the next stretch reads from the cache
         self.ends: list[_End] = []
+        self.needs: list[int] = []  # needs[s]: ends[s].need, so ``_read`` picks the ends worth a look in C
         self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
         self.branch: list[Any] = []  # branch[s]: message gaps[s] of ends[s] (``_UNSET``: not looked up yet)
         self.pending_gap: int | None = None
@@ -142,6 +145,7 @@ class CostBook(Book):
             reply = self.session.reply
             self.ends.append(_End(ctx.head, ctx.start, reply[r1], base, r0, r1,
                                   len(ctx.head) - ctx.start + reply[r0]))
+            self.needs.append(self.ends[-1].need)
         self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
 
     def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
@@ -224,9 +228,9 @@ class CostBook(Book):
         system = size(x[0]) if x else 0
         # the breakpoint at the end of the system message, when any earlier request shares it
         best = system if system >= minimum and max(lcps) >= 1 else 0
-        for e, shared in zip(ends, lcps, strict=True):
-            if shared < e.need:
-                continue  # not even the stretch's first request is a prefix of x
+        needs = self.needs if ends is self.ends else [e.need for e in ends]
+        # only the ends whose stretch's first request is a prefix of x
+        for e, shared in compress(zip(ends, lcps, strict=True), map(ge, lcps, needs)):
             stop = shared - len(e.head) + e.start  # where the shared prefix ends in the transcript
             j = bisect_right(reply, stop, e.r0, e.r1 + 1) - 1  # the longest such request of the stretch
             n = e.base + a[j]
@@ -253,8 +257,8 @@ class CostBook(Book):
             # x is a whole prefix of a longer earlier context that goes on with the transcript's next message:
             # later requests of this stretch may share more with it than with their predecessor (rare)
             nxt, nx = s.messages[s.reply[k + 1]], len(x)
-            slow = [e for e, n in zip(self.ends, lcps, strict=True)
-                    if n == nx and len(e) > n and _same(e.view(s.messages)[n], nxt)]
+            whole = compress(zip(self.ends, lcps, strict=True), map(eq, lcps, repeat(nx)))
+            slow = [e for e, n in whole if len(e) > n and _same(e.view(s.messages)[n], nxt)]
             self.slow = slow or None
         else:
             self.slow = None
