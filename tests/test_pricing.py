@@ -425,3 +425,35 @@ def test_a_summary_is_counted_from_its_body_as_if_whole(body, unit):
             tail = body[cut:]
             assert count_tokens(line, unit) == (count_tokens(f"system: {head}", unit) + count_tokens(body, unit)
                                                 - count_tokens(tail, unit) + count_tokens(tail + "\n", unit))
+
+
+# --- the cost book's index of stretch ends against the plain walk ---------------------------------------------
+
+
+_VALUES = st.integers(0, 2).map(lambda v: [v])  # small, so ends share long prefixes; equal lists are distinct objects
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcript=st.lists(_VALUES, min_size=1, max_size=12), data=st.data())
+def test_lcps_index_matches_plain_walk(transcript, data):
+    """``CostBook._lcps`` (kept common prefixes and branch messages) equals comparing ``x`` with every end."""
+    from types import SimpleNamespace
+
+    from nanohermes_nb.engine import costbook as cb
+
+    book = cb.CostBook.__new__(cb.CostBook)
+    book.session = SimpleNamespace(messages=transcript)
+    book.ends, book.gaps, book.branch = [], [], []
+    n = len(transcript)
+    for _ in range(data.draw(st.integers(1, 8))):
+        head = tuple(data.draw(st.lists(_VALUES, max_size=3)))
+        start = data.draw(st.integers(0, n))
+        e = cb._End(head, start, data.draw(st.integers(start, n)), 0, 0, 0, 0)
+        if book.ends:  # a gap known at the event (as ``pending_gap``) or left to be found
+            known = data.draw(st.booleans())
+            book.gaps.append(cb._lcp(book.ends[-1].view(transcript), e.view(transcript)) if known else None)
+            book.branch.append(cb._UNSET)
+        book.ends.append(e)
+        x = data.draw(st.lists(st.sampled_from([*transcript, *head, [3]]), max_size=10))
+        plain = [cb._lcp(x, end.view(transcript)) for end in book.ends]
+        assert book._lcps(x) == plain

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import eq, ge
 from typing import Any
 
 from ..context.compaction import SUMMARY_HEADER, excerpt_records
-from ..context.sizing import TOKENS_PER_MESSAGE, count_tokens, serialize
+from ..context.sizing import TOKENS_PER_MESSAGE, Meter, count_tokens, serialize
 from ..context.summarizers import summary_prompt
 from ..policies.base import Event
 from .books import Book
@@ -44,13 +46,26 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or a == b
 
 
+_UNSET = object()  # a branch message not looked up yet
+_NONE = object()  # no branch message: the end stops where the next one leaves it
+
+
+def _at(e: _End, transcript: Sequence, i: int) -> Any:
+    """Message ``i`` of stretch end ``e`` (``_NONE`` past its end)."""
+    h = len(e.head)
+    if i < h:
+        return e.head[i]
+    return transcript[e.start + i - h] if i < h + e.stop - e.start else _NONE
+
+
 class _End:
     """The last request of a stretch: ``head`` then ``transcript[start:stop]``, its requests ``r0..r1``."""
 
-    __slots__ = ("head", "start", "stop", "base", "r0", "r1")
+    __slots__ = ("head", "start", "stop", "base", "r0", "r1", "need")
 
-    def __init__(self, head: tuple, start: int, stop: int, base: int, r0: int, r1: int) -> None:
+    def __init__(self, head: tuple, start: int, stop: int, base: int, r0: int, r1: int, need: int) -> None:
         self.head, self.start, self.stop, self.base, self.r0, self.r1 = head, start, stop, base, r0, r1
+        self.need = need  # messages of request ``r0``: a shorter shared prefix reads nothing this stretch wrote
 
     def view(self, transcript: Sequence) -> ContextView:
         return ContextView(self.head, transcript, self.start, self.stop)
@@ -84,7 +99,8 @@ class CostBook(Book):
         self.pricing = pricing
         u = self.unit = pricing.tokens
         self.p = session.prefix(u)
-        self.meter = session.meter(u)
+        meter = session.meter(u)
+        self.meter = meter.size if isinstance(meter, Meter) else meter  # the bound method: called for every head
         self.sent = session.sent_sums(u)
         self.a = sent_each(session, u)
         self.outs = session.reply_sums(u)
@@ -93,7 +109,9 @@ class CostBook(Book):
         self.head = 0
         self.first = 0  # what the first request of the next stretch reads from the cache
         self.ends: list[_End] = []
+        self.needs: list[int] = []  # needs[s]: ends[s].need, so ``_read`` picks the ends worth a look in C
         self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
+        self.branch: list[Any] = []  # branch[s]: message gaps[s] of ends[s] (``_UNSET``: not looked up yet)
         self.pending_gap: int | None = None
         self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
         self.after_event = False
@@ -118,11 +136,16 @@ class CostBook(Book):
             self.input + n, self.cached + c, self.written + w, self.output + o)
         if continued:
             last = self.ends[-1]
-            self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1)
+            self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1,
+                                last.need)
         else:
             if self.ends:
                 self.gaps.append(self.pending_gap)
-            self.ends.append(_End(ctx.head, ctx.start, self.session.reply[r1], base, r0, r1))
+                self.branch.append(_UNSET)
+            reply = self.session.reply
+            self.ends.append(_End(ctx.head, ctx.start, reply[r1], base, r0, r1,
+                                  len(ctx.head) - ctx.start + reply[r0]))
+            self.needs.append(self.ends[-1].need)
         self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
 
     def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
@@ -157,23 +180,37 @@ class CostBook(Book):
     # -- the first request after an event: compared with every earlier stretch end ----------------------------
 
     def _lcps(self, x: Sequence) -> list[int]:
-        """Messages ``x`` shares with each stretch end, newest first, via the ends' own common prefixes."""
+        """Messages ``x`` shares with each stretch end, newest first, via the ends' own common prefixes.
+
+        ``gaps[k]`` (what ends ``k`` and ``k + 1`` share) and ``branch[k]``
+        (end ``k``'s message where it leaves end ``k + 1``) are kept, so an
+        older end is compared with ``x`` only where ``x`` reaches that branch:
+        ``lcp(x, A) = min(lcp(x, B), lcp(A, B))`` when those two differ; when
+        they are equal, ``x`` goes on along ``A`` only if its next message is
+        ``A``'s branch message (rare).
+        """
         t = self.session.messages
-        ends, gaps = self.ends, self.gaps
+        ends, gaps, branch = self.ends, self.gaps, self.branch
         m = len(ends) - 1
         out = [0] * (m + 1)
         cur = out[m] = _lcp(x, ends[m].view(t))
+        nx = len(x)
+        xd = x[cur] if cur < nx else None
         for k in range(m - 1, -1, -1):
             d = gaps[k]
             if d is None:
                 d = gaps[k] = _lcp(ends[k].view(t), ends[k + 1].view(t))
             if cur != d:
-                cur = min(cur, d)  # lcp(x, A) = min(lcp(x, B), lcp(A, B)) when those two differ
-            elif d < len(x):
-                e = ends[k]
-                h = len(e.head)
-                if d < h + e.stop - e.start and _same(x[d], e.head[d] if d < h else t[e.start + d - h]):
-                    cur = _lcp(x, e.view(t), d + 1)  # they go on together: compare further (rare)
+                if d < cur:
+                    cur = d
+                    xd = x[cur]
+            elif d < nx:
+                b = branch[k]
+                if b is _UNSET:
+                    b = branch[k] = _at(ends[k], t, d)
+                if b is not _NONE and (xd is b or xd == b):
+                    cur = _lcp(x, ends[k].view(t), d + 1)  # they go on together: compare further (rare)
+                    xd = x[cur] if cur < nx else None
             out[k] = cur
         return out
 
@@ -190,11 +227,11 @@ class CostBook(Book):
         minimum, reply, a = pr.minimum, s.reply, self.a
         system = size(x[0]) if x else 0
         # the breakpoint at the end of the system message, when any earlier request shares it
-        best = system if system >= minimum and any(shared >= 1 for shared in lcps) else 0
-        for e, shared in zip(ends, lcps, strict=True):
+        best = system if system >= minimum and max(lcps) >= 1 else 0
+        needs = self.needs if ends is self.ends else [e.need for e in ends]
+        # only the ends whose stretch's first request is a prefix of x
+        for e, shared in compress(zip(ends, lcps, strict=True), map(ge, lcps, needs)):
             stop = shared - len(e.head) + e.start  # where the shared prefix ends in the transcript
-            if stop < reply[e.r0]:
-                continue  # not even the stretch's first request is a prefix of x
             j = bisect_right(reply, stop, e.r0, e.r1 + 1) - 1  # the longest such request of the stretch
             n = e.base + a[j]
             if n >= minimum and n > best:
@@ -219,9 +256,9 @@ class CostBook(Book):
             self.pending_gap = lcps[-1] if lcps[-1] < len(x) else None
             # x is a whole prefix of a longer earlier context that goes on with the transcript's next message:
             # later requests of this stretch may share more with it than with their predecessor (rare)
-            nxt = s.messages[s.reply[k + 1]]
-            slow = [e for e, n in zip(self.ends, lcps, strict=True)
-                    if n == len(x) and len(e) > n and _same(e.view(s.messages)[n], nxt)]
+            nxt, nx = s.messages[s.reply[k + 1]], len(x)
+            whole = compress(zip(self.ends, lcps, strict=True), map(eq, lcps, repeat(nx)))
+            slow = [e for e, n in whole if len(e) > n and _same(e.view(s.messages)[n], nxt)]
             self.slow = slow or None
         else:
             self.slow = None
