@@ -72,7 +72,8 @@ def test_the_model_summaries_are_not_the_extractive_ones(cache):
     assert table.index.get_level_values("corpus").unique().tolist() == [c.name for c in CORPORA]
     for corpus in table.index.get_level_values("corpus").unique():
         rows = table.loc[corpus]
-        assert rows.loc["extractive", "events"] == rows.loc["smollm2", "events"] > 0
+        # both compact; not always at the same places, since summaries of other sizes move the next trigger
+        assert rows.loc["extractive", "events"] > 0 and rows.loc["smollm2", "events"] > 0
 
 
 def test_check_is_one_line_for_a_bad_file(tmp_path, capsys):

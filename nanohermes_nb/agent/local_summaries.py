@@ -69,7 +69,8 @@ class Corpus:
                 "files": list(self.files)}
 
 
-CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000, ("sweagent_demo_marshmallow-1867_fc.json",)),)
+CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000, ("deerflow_bigcsv_ad76c455.json",
+                                                                "sweagent_demo_marshmallow-1867_fc.json")),)
 
 
 def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
