@@ -8,6 +8,7 @@ worked out by hand from the sizes written next to it.
 import json
 from dataclasses import dataclass
 from itertools import accumulate
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
@@ -403,57 +404,72 @@ def test_a_priced_sweep_of_measured_sessions_on_a_process_pool_equals_in_process
         assert nh.sweep(sessions, executor=pool, **grid).equals(here)
 
 
-_PIECES = st.sampled_from(["\n", "\n\n", "\r\n", " ", "  ", "/", "./", "]", "[", "-", "word", "Word", "'s", "12345",
-                           "東京", "é", "\t", "😀", ":", "x/y", " \n", "\u00a0", "\x1c", "'"])
+_PIECES = st.sampled_from(["\n", "#", "~", "0", "\n\n", "\r\n", " ", "  ", "/", "./", "]", "[", "-", "word", "Word",
+                           "'s", "12345", "東京", "é", "\t", "😀", ":", "x/y", " \n", "\u00a0", "\x1c", "'"])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_PIECES, max_size=30).map("".join), st.sampled_from(["o200k", "cl100k"]))
-def test_a_summary_is_counted_from_its_body_as_if_whole(body, unit):
-    """The cost book counts a summary's body once: its message and its excerpt line split where no pre-token spans."""
+def test_a_text_is_counted_as_the_sum_of_its_segments(text, unit):
+    """The cost book counts a new text segment by segment: the segments' counts add up to the whole's."""
     from nanohermes_nb.context.compaction import SUMMARY_HEADER
     from nanohermes_nb.engine import costbook
 
-    head = SUMMARY_HEADER + "\n"
-    split = costbook._summary_body(head + body)
-    if split is not None:
-        assert split == body
-        assert count_tokens(head + body, unit) == count_tokens(head, unit) + count_tokens(body, unit)
-        line = f"system: {head}{body}\n"
-        cut = costbook._last_line(body)
-        if cut is not None:
-            tail = body[cut:]
-            assert count_tokens(line, unit) == (count_tokens(f"system: {head}", unit) + count_tokens(body, unit)
-                                                - count_tokens(tail, unit) + count_tokens(tail + "\n", unit))
+    for whole in (text, f"{SUMMARY_HEADER}\n{text}", f"system: {SUMMARY_HEADER}\n{text}\n", f"x\n{text}\nA{text}"):
+        parts = costbook._segments(whole)
+        assert "".join(parts) == whole
+        assert sum(count_tokens(p, unit) for p in parts) == count_tokens(whole, unit), parts
+
+
+_SPACE = st.sampled_from(["", " ", "\n", "\n\n ", "\t", "\u3000", "\r\n"])
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.tuples(_SPACE, st.lists(_PIECES, max_size=30).map("".join), _SPACE), st.sampled_from(["o200k", "cl100k"]),
+       st.sampled_from(["user", "tool", "assistant"]), st.sampled_from([{}, {"tool_call_id": "call_9x"}]))
+def test_an_excerpt_line_is_counted_from_the_meters_count(content, unit, role, extra):
+    """A transcript message's excerpt line counted from the meter's count of it equals the line counted whole."""
+    from nanohermes_nb.context import sizing
+    from nanohermes_nb.context.compaction import build_excerpt
+    from nanohermes_nb.engine import costbook
+    from nanohermes_nb.engine.fast import SessionCache
+
+    message = {"role": role, "content": "".join(content), **extra}
+    book = costbook.CostBook.__new__(costbook.CostBook)
+    book.unit, book.excerpt_tool_calls, book.meter = unit, False, sizing.Meter(unit)
+    book.session = SimpleNamespace(cache=SessionCache([], []))
+    n = book._excerpt_from_meter(message)
+    if n is not None:
+        assert n == count_tokens(build_excerpt([message]), unit), message
 
 
 # --- the cost book's index of stretch ends against the plain walk ---------------------------------------------
 
 
-_VALUES = st.integers(0, 2).map(lambda v: [v])  # small, so ends share long prefixes; equal lists are distinct objects
+# small, so ends share long prefixes; equal values are distinct objects; plain {role, content} messages go
+# through the index of ends that share one message with x, lists through the walk
+_VALUES = st.one_of(st.integers(0, 2).map(lambda v: [v]),
+                    st.integers(0, 2).map(lambda v: {"role": "user", "content": str(v)}))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcript=st.lists(_VALUES, min_size=1, max_size=12), data=st.data())
 def test_lcps_index_matches_plain_walk(transcript, data):
     """``CostBook._lcps`` (kept common prefixes and branch messages) equals comparing ``x`` with every end."""
-    from types import SimpleNamespace
-
     from nanohermes_nb.engine import costbook as cb
 
     book = cb.CostBook.__new__(cb.CostBook)
     book.session = SimpleNamespace(messages=transcript)
-    book.ends, book.gaps, book.branch = [], [], []
+    book.ends, book.gaps, book.branch, book.needs, book.odd, book.ones = [], [], [], [], [], {}
     n = len(transcript)
     for _ in range(data.draw(st.integers(1, 8))):
         head = tuple(data.draw(st.lists(_VALUES, max_size=3)))
         start = data.draw(st.integers(0, n))
         e = cb._End(head, start, data.draw(st.integers(start, n)), 0, 0, 0, 0)
-        if book.ends:  # a gap known at the event (as ``pending_gap``) or left to be found
-            known = data.draw(st.booleans())
-            book.gaps.append(cb._lcp(book.ends[-1].view(transcript), e.view(transcript)) if known else None)
-            book.branch.append(cb._UNSET)
-        book.ends.append(e)
+        gap = None  # a gap known at the event (as ``pending_gap``) or left to be found
+        if book.ends and data.draw(st.booleans()):
+            gap = cb._lcp(book.ends[-1].view(transcript), e.view(transcript))
+        book._add_end(e, gap)
         x = data.draw(st.lists(st.sampled_from([*transcript, *head, [3]]), max_size=10))
         plain = [cb._lcp(x, end.view(transcript)) for end in book.ends]
         assert book._lcps(x) == plain

@@ -11,14 +11,15 @@ comparisons; the summarizer's extra request is costed at the event.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import eq, ge
 from typing import Any
 
-from ..context.compaction import SUMMARY_HEADER, excerpt_records
-from ..context.sizing import TOKENS_PER_MESSAGE, Meter, count_tokens, serialize
+from ..context.compaction import _RUST_WHITESPACE, SUMMARY_HEADER, excerpt_records
+from ..context.sizing import TOKENS_PER_MESSAGE, Meter, _strings, count_tokens, serialize
 from ..context.summarizers import summary_prompt
 from ..policies.base import Event
 from .books import Book
@@ -44,6 +45,15 @@ def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
 
 def _same(a: Any, b: Any) -> bool:
     return a is b or a == b
+
+
+def _key(message: Any) -> Any:
+    """A hashable key equal for two messages exactly when they are equal: plain ``{role, content}`` texts only."""
+    if type(message) is dict and len(message) == 2:
+        role, content = message.get("role"), message.get("content")
+        if type(role) is str and type(content) is str:
+            return role, content
+    return None
 
 
 _UNSET = object()  # a branch message not looked up yet
@@ -113,6 +123,11 @@ class CostBook(Book):
         self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
         self.branch: list[Any] = []  # branch[s]: message gaps[s] of ends[s] (``_UNSET``: not looked up yet)
         self.pending_gap: int | None = None
+        # where ``_lcps`` must look once ``x`` shares only its first message with an end (nearly always, after a
+        # compaction): the ends whose gap is unknown or 0, or 1 with a branch message not keyed (``odd``), and
+        # those whose gap is 1, by their branch message's key (``ones``); every other end keeps that 1
+        self.odd: list[int] = []
+        self.ones: dict[Any, list[int]] = {}
         self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
         self.after_event = False
         self.input = self.cached = self.written = self.output = 0
@@ -139,13 +154,9 @@ class CostBook(Book):
             self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1,
                                 last.need)
         else:
-            if self.ends:
-                self.gaps.append(self.pending_gap)
-                self.branch.append(_UNSET)
             reply = self.session.reply
-            self.ends.append(_End(ctx.head, ctx.start, reply[r1], base, r0, r1,
-                                  len(ctx.head) - ctx.start + reply[r0]))
-            self.needs.append(self.ends[-1].need)
+            self._add_end(_End(ctx.head, ctx.start, reply[r1], base, r0, r1, len(ctx.head) - ctx.start + reply[r0]),
+                          self.pending_gap)
         self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
 
     def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
@@ -179,6 +190,38 @@ class CostBook(Book):
 
     # -- the first request after an event: compared with every earlier stretch end ----------------------------
 
+    def _add_end(self, end: _End, gap: int | None) -> None:
+        """A new stretch end; ``gap``: what it shares with the previous end (None: not known yet)."""
+        if self.ends:
+            k = len(self.gaps)
+            self.gaps.append(gap)
+            b: Any = _UNSET
+            if gap == 1:
+                b = _at(self.ends[k], self.session.messages, 1)  # the previous end is final now
+                if b is not _NONE:
+                    key = _key(b)
+                    if key is None:
+                        self.odd.append(k)
+                    else:
+                        self.ones.setdefault(key, []).append(k)
+            elif gap is None or gap < 1:
+                self.odd.append(k)
+            self.branch.append(b)
+        self.ends.append(end)
+        self.needs.append(end.need)
+
+    def _next_look(self, k: int, key: Any) -> int:
+        """The newest end at or before ``k`` that may not share exactly one message with ``x`` (-1: none)."""
+        odd = self.odd
+        i = bisect_right(odd, k) - 1
+        j = odd[i] if i >= 0 else -1
+        same = self.ones.get(key)
+        if same:
+            i = bisect_right(same, k) - 1
+            if i >= 0 and same[i] > j:
+                j = same[i]
+        return j
+
     def _lcps(self, x: Sequence) -> list[int]:
         """Messages ``x`` shares with each stretch end, newest first, via the ends' own common prefixes.
 
@@ -196,7 +239,19 @@ class CostBook(Book):
         cur = out[m] = _lcp(x, ends[m].view(t))
         nx = len(x)
         xd = x[cur] if cur < nx else None
-        for k in range(m - 1, -1, -1):
+        key: Any = _UNSET
+        k = m - 1
+        while k >= 0:
+            if cur == 1 and nx > 1:  # skip, in C, the ends that share exactly the first message with x
+                if key is _UNSET:
+                    key = _key(xd)
+                if key is not None:
+                    j = self._next_look(k, key)
+                    if j < k:
+                        out[j + 1:k + 1] = repeat(1, k - j)
+                        k = j
+                        if k < 0:
+                            break
             d = gaps[k]
             if d is None:
                 d = gaps[k] = _lcp(ends[k].view(t), ends[k + 1].view(t))
@@ -204,6 +259,7 @@ class CostBook(Book):
                 if d < cur:
                     cur = d
                     xd = x[cur]
+                    key = _UNSET
             elif d < nx:
                 b = branch[k]
                 if b is _UNSET:
@@ -211,7 +267,9 @@ class CostBook(Book):
                 if b is not _NONE and (xd is b or xd == b):
                     cur = _lcp(x, ends[k].view(t), d + 1)  # they go on together: compare further (rare)
                     xd = x[cur] if cur < nx else None
+                    key = _UNSET
             out[k] = cur
+            k -= 1
         return out
 
     def _read(self, x: Sequence, ends: Sequence[_End], lcps: Sequence[int] | None = None, size: Any = None) -> int:
@@ -246,7 +304,10 @@ class CostBook(Book):
         def size(m: Any) -> int:
             return self._inserted_tokens(m) if id(m) in inserted else self.meter(m)
 
-        self.head = sum(size(m) for m in after.head)
+        head, meter, written = 0, self.meter, self._inserted_tokens
+        for m in after.head:
+            head += written(m) if id(m) in inserted else meter(m)
+        self.head = head
         self.after_event = True
         fields = self._summarizer(event)
         if k + 1 < s.requests:
@@ -274,7 +335,11 @@ class CostBook(Book):
         if calls and event.summarizer_tokens is not None:  # measured by the summarizer (issue 27)
             tin, tout = event.summarizer_tokens
         elif calls:
-            tin = calls * self._prompt_tokens() + sum(self._excerpt_tokens(m) for m in event.removed)
+            tin = calls * self._prompt_tokens()
+            known = self.session.cache.excerpt_tokens(self.unit, self.excerpt_tool_calls)
+            for m in event.removed:  # a transcript message counted before: its count (``_excerpt_tokens``)
+                hit = known.get(id(m))
+                tin += hit[1] if hit is not None and hit[0] is m else self._excerpt_tokens(m)
             if not event.failure and event.note:
                 note = event.note
                 if note.startswith(SUMMARY_HEADER + "\n"):
@@ -286,11 +351,25 @@ class CostBook(Book):
                          "summarizer_cost_usd": pr.cost(tin, 0, tout)}}
 
     def _text_tokens(self, text: str) -> int:
-        """Tokens of a text, remembered per session (a sweep meets the same summary under many settings)."""
+        """Tokens of a text, remembered per session (a sweep meets the same summary under many settings).
+
+        In a BPE unit a new text is counted line by line (``_segments``): a
+        summary repeats the lines of other summaries, so most of its lines are
+        counted already.
+        """
         cache = self.session.cache.text_tokens(self.unit)
         n = cache.get(text)
         if n is None:
-            n = cache[text] = count_tokens(text, self.unit)
+            if self.unit in _BPE:
+                n = 0
+                for part in _segments(text):
+                    k = cache.get(part)
+                    if k is None:
+                        k = cache[part] = count_tokens(part, self.unit)
+                    n += k
+            else:
+                n = count_tokens(text, self.unit)
+            cache[text] = n
         return n
 
     def _inserted_tokens(self, message: Any) -> int:
@@ -302,12 +381,10 @@ class CostBook(Book):
         key: Any = (message["role"], message["content"]) if plain else serialize(message)
         n = cache.get(key)
         if n is None:
-            body = _summary_body(message["content"]) if plain and self.unit in _BPE else None
-            if body is None:
+            if plain and self.unit in _BPE:  # the meter's count: framing plus each string
+                n = TOKENS_PER_MESSAGE + self._text_tokens(message["role"]) + self._text_tokens(message["content"])
+            else:
                 n = self.meter(message)
-            else:  # the meter's count (framing, role, content), the content split at its header (see _summary_body)
-                n = TOKENS_PER_MESSAGE + self._text_tokens(message["role"]) + self._text_tokens(_HEAD) \
-                    + self._text_tokens(body)
             cache[key] = n
         return n
 
@@ -322,39 +399,62 @@ class CostBook(Book):
 
         A transcript message is remembered by identity; one the policy wrote
         (a summary dropped by a later event) is new under every setting but
-        recurs by content across them, so its lines are remembered as a text
-        (a summary's line from its body's count, see ``_line_tokens``).
+        recurs by content across them, so its lines are remembered as a text.
         """
         if id(message) in self.policy_wrote:
-            lines = self._lines(message)
-            return self._line_tokens(message, lines) if lines else 0
+            key = _key(message)  # a summary: a plain {role, content} message, its lines the same in every setting
+            known = self.session.cache.written_excerpt_tokens(self.unit) if key is not None else None
+            n = known.get(key) if known is not None else None
+            if n is None:
+                lines = self._lines(message)
+                n = self._text_tokens(lines) if lines else 0
+                if known is not None:
+                    known[key] = n
+            return n
         cache = self.session.cache.excerpt_tokens(self.unit, self.excerpt_tool_calls)
         hit = cache.get(id(message))
         if hit is None or hit[0] is not message:
-            lines = self._lines(message)
-            hit = cache[id(message)] = (message, count_tokens(lines, self.unit) if lines else 0)
+            n = self._excerpt_from_meter(message)
+            if n is None:
+                lines = self._lines(message)
+                n = count_tokens(lines, self.unit) if lines else 0
+            hit = cache[id(message)] = (message, n)
         return hit[1]
 
-    def _line_tokens(self, message: Any, lines: str) -> int:
-        """Tokens of a written message's excerpt line; a summary's ``role: header\nbody\n`` without its body again.
+    def _excerpt_from_meter(self, message: Any) -> int | None:
+        """A transcript message's excerpt tokens from the count the meter already made of its content.
 
-        The line splits where the content's body starts (``_summary_body``), and
-        ``body + "\n"`` differs from ``body`` only after its last line break that
-        a printable character other than ``/`` follows: no pre-token spans that
-        point, so only the last line is counted again, with and without the
-        ``\n``. Otherwise the line is counted whole.
+        The meter counted each string of the message; the excerpt line is
+        ``role: content\n``, the content trimmed. Both split at the content's
+        first and last line break that the count splits at (``_segments``), so
+        only the first and last lines are counted again, each as the meter and
+        as the excerpt saw it. None where that does not apply or would not spare
+        work (one line, parts, tool calls in the excerpt, first and last lines or
+        other strings too long to count again): count the line whole.
         """
-        content = message.get("content") if isinstance(message, dict) and self.unit in _BPE else None
-        body = _summary_body(content) if isinstance(content, str) else None
-        role = message.get("role") if body is not None else None
-        if body is None or not isinstance(role, str) or lines != f"{role}: {content}\n":
-            return self._text_tokens(lines)
-        cut = _last_line(body)
-        if cut is None:
-            return self._text_tokens(lines)
-        tail = body[cut:]
-        return (self._text_tokens(f"{role}: {_HEAD}") + self._text_tokens(body)
-                - self._text_tokens(tail) + self._text_tokens(tail + "\n"))
+        if self.excerpt_tool_calls or self.unit not in _BPE or type(message) is not dict:
+            return None
+        content, role = message.get("content"), message.get("role")
+        if type(content) is not str or type(role) is not str:
+            return None
+        start = len(content) - len(content.lstrip(_RUST_WHITESPACE))
+        end = len(content.rstrip(_RUST_WHITESPACE))
+        if start >= end:
+            return 0  # nothing but whitespace: no line
+        text = content[start:end]
+        first = _CUT.search(text)
+        if first is None:
+            return None
+        others = [x for key, value in message.items() if key != "content" for x in _strings(value)]
+        if sum(map(len, others)) * 4 > len(content):
+            return None
+        f, last = first.end(), _last_cut(text)
+        if 2 * (f + len(text) - last) > len(text):  # the first and last lines are most of it: count it whole
+            return None
+        whole = self.meter(message) - TOKENS_PER_MESSAGE - sum(map(self._text_tokens, others))
+        unit = self.unit
+        return (whole - count_tokens(content[:start + f], unit) - count_tokens(content[start + last:], unit)
+                + count_tokens(f"{role}: {text[:f]}", unit) + count_tokens(text[last:] + "\n", unit))
 
     def _lines(self, message: Any) -> str:
         return "".join(f"{role}: {text}\n" for role, text in
@@ -379,35 +479,28 @@ class CostBook(Book):
         }
 
 
-# Counting a summary once (``_summary_body``, ``_last_line``) rests on the pre-tokenizers of the BPE units
-# (``sizing._PATTERNS``): no pre-token starts with a line break unless it continues a run of whitespace
-# or punctuation, and every pre-token holding a line break ends with the run of line breaks (plus ``/``
-# in o200k) it is in; nothing looks behind. So a text splits, for counting, right after a line break
-# that a printable ASCII character other than ``/`` follows, and right after ``]\n`` likewise.
+# Counting a text by segments (``_segments``) rests on the pre-tokenizers of the BPE units (``sizing._PATTERNS``):
+# no pre-token starts with a line break, and every pre-token holding one ends with the run of line breaks (plus
+# ``/`` in o200k) it is in; none looks behind. So no pre-token spans the point right after a line break that a
+# printable ASCII character other than ``/`` follows: the text's count is the sum of its segments' counts.
 _BPE = ("o200k", "cl100k")
-_HEAD = SUMMARY_HEADER + "\n"
+_SEGMENT = re.compile(r"(?<=\n)(?=[!-.0-~])")
 
 
-def _summary_body(text: str) -> str | None:
-    """What follows a summary's header line, when the count splits there (it ends ``]``: ``]\n`` is one pre-token)."""
-    if not text.startswith(_HEAD):
-        return None
-    body = text[len(_HEAD):]
-    return body if not body or _splits_before(body[0]) else None
+_CUT = re.compile(r"\n(?=[!-.0-~])")
 
 
-def _splits_before(ch: str) -> bool:
-    return 33 <= ord(ch) < 127 and ch != "/"
+def _segments(text: str) -> list[str]:
+    """``text`` cut right after each line break that a printable ASCII character other than ``/`` follows."""
+    return _SEGMENT.split(text)
 
 
-def _last_line(body: str) -> int | None:
-    """Where ``body``'s last line starts after a line break the count splits at (None: no such break)."""
-    i = body.rfind("\n")
-    while i >= 0:
-        if i + 1 < len(body) and _splits_before(body[i + 1]):
-            return i + 1
-        i = body.rfind("\n", 0, i)
-    return None
+def _last_cut(text: str) -> int:
+    """Where ``text`` is cut last (see ``_segments``); the caller knows there is such a place."""
+    i = text.rfind("\n")
+    while not (i + 1 < len(text) and 33 <= ord(text[i + 1]) < 127 and text[i + 1] != "/"):
+        i = text.rfind("\n", 0, i)
+    return i + 1
 
 
 def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int, r1: int,

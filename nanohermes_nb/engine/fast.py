@@ -453,6 +453,10 @@ class SessionCache:
         """Token counts of messages a policy wrote, by content (``(role, content)`` or their JSON text)."""
         return self._costs.setdefault(("message", unit), {})
 
+    def written_excerpt_tokens(self, unit: str) -> dict[tuple[str, str], int]:
+        """Token counts of the excerpt lines of plain messages a policy wrote, by ``(role, content)``."""
+        return self._costs.setdefault(("written excerpt", unit), {})
+
     def excerpt_tokens(self, unit: str, tool_calls: bool) -> dict[int, tuple[Any, int]]:
         """Token counts of transcript messages' excerpt lines, by identity (``id -> (message, tokens)``)."""
         return self._costs.setdefault(("excerpt", unit, tool_calls), {})
