@@ -135,14 +135,14 @@ def test_the_loop_calls_tools_with_the_real_server_and_the_ledger_is_what_was_se
 @pytest.mark.skipif(REASON is not None, reason=f"no local model: {REASON}")
 @slow_model
 def test_the_fitting_summarizer_summarizes_an_excerpt_larger_than_the_window():
-    # about 3,500 tokens for a 2,048-token window; short replies keep it to a few minutes on a busy machine
-    excerpt = "".join(f"tool: line {k}: the helper in src/app.py returns {k}; " * 8 + "\n" for k in range(30))
-    with LocalModel(n_ctx=2048) as local:
+    # about 1,800 tokens for a 1,024-token window; short replies keep it to a minute or two on a busy machine
+    excerpt = "".join(f"tool: line {k}: the helper in src/app.py returns {k}; " * 8 + "\n" for k in range(15))
+    with LocalModel(n_ctx=1024) as local:
         plain = local.summarizer(context_window=None, timeout=300)
         with pytest.raises(Exception, match="HTTP 400|context"):
             plain(excerpt)
-        fitted = local.summarizer(timeout=300, reply_tokens=128)
+        fitted = local.summarizer(timeout=300, reply_tokens=64)
         text = fitted(excerpt)
     assert text.strip() and fitted.last_cost.calls >= 3 and fitted.last_cost.rounds >= 2
-    assert fitted.last_cost.prompt_tokens > 2048 and not fitted.last_cost.estimated
+    assert fitted.last_cost.prompt_tokens > 1024 and not fitted.last_cost.estimated
 
