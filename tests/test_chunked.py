@@ -211,6 +211,27 @@ def test_a_cache_miss_is_a_failure_counted_and_gives_the_placeholder(tmp_path):
     assert excerpt in cached and excerpt_key(excerpt) in cached.entries
 
 
+def test_autosave_writes_each_new_summary_at_once(tmp_path):
+    """An hour's regeneration interrupted after its first summary keeps that summary on disk."""
+    out = tmp_path / "s.json"
+    asked: list[str] = []
+
+    def fallback(excerpt: str) -> str:
+        asked.append(excerpt)
+        if len(asked) == 2:
+            raise KeyboardInterrupt  # the run is stopped while the second summary is being made
+        return f"summary {len(asked)}"
+
+    cache = CachedSummarizer(None, fallback=fallback, meta={"model": "tiny"}, autosave=out)
+    assert cache("user: first\n") == "summary 1"
+    with pytest.raises(KeyboardInterrupt):
+        cache("user: second\n")
+    kept = CachedSummarizer(out)
+    assert "user: first\n" in kept and "user: second\n" not in kept and kept.meta["model"] == "tiny"
+    assert cache("user: first\n") == "summary 1" and len(asked) == 2  # a hit: neither asked nor saved again
+    assert not list(tmp_path.glob(".s.json.*"))  # no temporary file left behind
+
+
 @pytest.mark.parametrize("text", ["", "{", "[]", '{"summaries": []}', '{"summaries": {"k": {"summary": 3}}}'])
 def test_a_bad_summaries_file_is_one_line_naming_it(tmp_path, text):
     path = tmp_path / "bad.json"

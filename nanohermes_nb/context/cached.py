@@ -52,9 +52,11 @@ class CachedSummarizer:
     """A summarizer that replays summaries from a file (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, fallback: Any = None,
-                 meta: Mapping[str, Any] | None = None) -> None:
+                 meta: Mapping[str, Any] | None = None, autosave: str | os.PathLike | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.fallback = fallback
+        # where every new summary is saved at once (``local_summaries make``: an hour's run loses nothing)
+        self.autosave = Path(autosave) if autosave is not None else None
         self.meta: dict[str, Any] = dict(meta or {})
         self.entries: dict[str, dict] = {}
         if self.path is not None and self.path.exists():
@@ -117,6 +119,8 @@ class CachedSummarizer:
             raise SummarizerError("the fallback summarizer returned no summary")
         self.entries[key] = {"summary": summary, **(cost.as_dict() if cost is not None else {"calls": 1})}
         self.last_cost = cost
+        if self.autosave is not None:
+            self.save(self.autosave)
         return summary
 
     def record(self, excerpt: str, summary: str, cost: SummaryCost | None = None) -> None:
