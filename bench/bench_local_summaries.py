@@ -4,10 +4,10 @@ Run: .venv/bin/python bench/bench_local_summaries.py [--file data/summaries/smol
 
 Offline (no model needed): replays the logs of
 ``nanohermes_nb.agent.local_summaries.CORPORA`` (vendored transcripts at a 30,000-byte
-budget, the rest of the settings default) under NanoHermes's policy twice, with the
-extractive summarizer and with SmolLM2's summaries replayed from the cache
+budget, the vendored Claude Code log at 120,000, the rest of the settings default) under
+NanoHermes's policy twice, with the extractive summarizer and with SmolLM2's summaries replayed from the cache
 (``CachedSummarizer``), and prints one table: compactions, summarizer requests,
-retention, needed-later retention, and the time one summary cost. The extractive
+retention, needed-later retention, and the time one summary cost (per corpus). The extractive
 summarizer's time is measured here (its summary of each excerpt, timed); the model's
 is what the file recorded when ``python -m nanohermes_nb.agent.local_summaries make``
 asked it (the machine's load at that moment included), so the ratio is the figure
@@ -75,17 +75,35 @@ def speed(local, repeats: int = 3) -> tuple[float, float]:
     return statistics.median(prompt_rates), statistics.median(completion_rates) if completion_rates else float("nan")
 
 
+class RecordedSeconds(CachedSummarizer):
+    """The cached summaries, with the seconds the model took for each one answered (as the file recorded)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.seconds: list[float] = []
+
+    def __call__(self, excerpt: str) -> str:
+        summary = super().__call__(excerpt)
+        self.seconds.append(self.last_cost.seconds if self.last_cost is not None else float("nan"))
+        return summary
+
+
 def table(path: Path):
-    """The retention table with a seconds-per-summary column, and the cache it read."""
-    cached = CachedSummarizer(path)
-    timed = TimedExtractive()
-    frame = retention_table({"extractive": timed, "smollm2": cached}, CORPORA)
-    made = [float(e.get("seconds", 0.0)) for e in cached.entries.values()]
-    per_extractive = statistics.mean(timed.seconds) if timed.seconds else float("nan")
-    per_model = statistics.mean(made) if made else float("nan")
-    frame["seconds_per_summary"] = [per_extractive if s == "extractive" else per_model
-                                    for s in frame.index.get_level_values("summarizer")]
-    return frame, cached, per_model / per_extractive
+    """The retention table with a seconds-per-summary column (each corpus its own), and the ratio of the means."""
+    parts, model_seconds, extractive_seconds = [], [], []
+    for corpus in CORPORA:
+        cached, timed = RecordedSeconds(path), TimedExtractive()
+        frame = retention_table({"extractive": timed, "smollm2": cached}, [corpus])
+        per = {"extractive": statistics.mean(timed.seconds) if timed.seconds else float("nan"),
+               "smollm2": statistics.mean(cached.seconds) if cached.seconds else float("nan")}
+        frame["seconds_per_summary"] = [per[s] for s in frame.index.get_level_values("summarizer")]
+        parts.append(frame)
+        model_seconds += cached.seconds
+        extractive_seconds += timed.seconds
+    import pandas as pd
+
+    ratio = statistics.mean(model_seconds) / statistics.mean(extractive_seconds)
+    return pd.concat(parts), ratio
 
 
 def markdown(frame) -> str:
@@ -111,8 +129,9 @@ def main() -> int:
     if not args.file.exists():
         print(f"bench_local_summaries: {args.file}: no such file (python -m nanohermes_nb.agent.local_summaries make)")
         return 1
-    frame, cached, ratio = table(args.file)
-    print(f"cache: {args.file} ({len(cached)} summaries by {cached.meta.get('model')}; {cached.misses} misses)")
+    frame, ratio = table(args.file)
+    cached = CachedSummarizer(args.file)
+    print(f"cache: {args.file} ({len(cached)} summaries by {cached.meta.get('model')})")
     print(markdown(frame) if args.markdown else frame.to_string())
     print(f"\none summary: the local model took {ratio:,.0f}x the extractive summarizer's time")
     if args.speed:

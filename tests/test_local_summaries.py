@@ -4,9 +4,9 @@
 NanoHermes's policy makes on the vendored logs (``local_summaries.CORPORA``). Without
 any server, ``CachedSummarizer.smollm2()`` must answer every one of those compactions
 (no placeholder, no miss) and the ledger must count the requests each summary cost.
-With the model (slow tier, ``local_model``), the compactions of up to 20 KB are summarized
-again live: each live summary must be the file's, and every later excerpt (which holds the
-earlier summaries) must be one of the file's keys.
+With the model (slow tier, ``local_model``), the compactions of up to 4 KB (DeerFlow's three
+short ones, about a minute) are summarized again live: each live summary must be the file's,
+and every later excerpt (which holds the earlier summaries) must be one of the file's keys.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def test_check_is_one_line_for_a_bad_file(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.local_model
 @pytest.mark.skipif(REASON is not None, reason=f"no local model: {REASON}")
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(600)
 def test_regeneration_with_the_server_reproduces_the_file_keys():
     from nanohermes_nb.agent.local import LocalModel
 
@@ -101,10 +101,10 @@ def test_regeneration_with_the_server_reproduces_the_file_keys():
                                 context_window=settings["context_window"])
 
         def regenerate(excerpt: str) -> str:
-            """The model again for excerpts up to 20 KB (a few minutes each), the file for longer ones."""
+            """The model again for excerpts up to 4 KB (seconds each), the file for longer ones (minutes each)."""
             key = excerpt_key(excerpt)
             assert key in committed.entries, "an excerpt the file does not hold: an earlier summary changed"
-            if len(excerpt.encode("utf-8")) > 20_000:
+            if len(excerpt.encode("utf-8")) > 4_000:
                 return committed(excerpt)
             live_keys.append(key)
             summary = live(excerpt)
@@ -113,4 +113,4 @@ def test_regeneration_with_the_server_reproduces_the_file_keys():
 
         for _ in replay_corpora(regenerate, CORPORA[:1], needed_later=False):
             pass
-    assert live_keys and not live.failures
+    assert len(live_keys) >= 3 and not live.failures

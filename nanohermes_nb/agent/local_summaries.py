@@ -9,15 +9,14 @@ real model's summaries beside the extractive ones with no model and no network.
 
 The corpus (``CORPORA``) is replayed under the default ``Settings`` (policy
 ``nanohermes``: keep ten messages, the article's excerpt caps; unit bytes) but for
-the budget, 30,000 bytes: the vendored transcripts (``data/transcripts``) never pass
-the default 120,000, so it would never compact them. So far it holds one
-transcript, the SWE-agent one (one compaction, one request of about 5,000 prompt
-tokens: 260 s with one thread). The others did not fit the time the file was made in,
-on two cores shared with other work: DeerFlow's second excerpt alone (60 KB, beyond
-the window: chunks, then their summaries) took 30 minutes with two threads, the
-OpenHands safety transcript has five compactions, and the agent logs
-(``data/agentlogs``) six (Claude Code) and 83 (Codex). ``make --keep`` with a wider
-``CORPORA`` adds them. On a loaded machine use ``--threads 1``: two threads that wait
+the budget of each part. The vendored transcripts (``data/transcripts``) never pass
+the default 120,000 bytes, so they are replayed at 30,000: DeerFlow, the OpenHands
+safety transcript and SWE-agent (nine compactions). The vendored Claude Code log
+(``data/agentlogs``, oh-my-posh) is replayed at the article's own 120,000 bytes
+(one compaction, an excerpt far beyond the model's window: chunks, then their
+summaries). The Codex rollout is left out: 83 compactions at 30,000 bytes, eight at
+120,000, hours of a 135M model on two shared cores. ``make --keep`` with a wider
+``CORPORA`` adds it. On a loaded machine use ``--threads 1``: two threads that wait
 for each other at every layer spend their time spinning.
 
 Regenerate (after ``make local-model``; minutes to hours, as the machine is loaded)::
@@ -26,9 +25,10 @@ Regenerate (after ``make local-model``; minutes to hours, as the machine is load
     python -m nanohermes_nb.agent.local_summaries check [--file FILE]   # offline: every compaction answered?
 
 ``make`` starts from an empty cache (``--keep`` reuses the file's summaries), saves
-after each transcript and prints what each cost. An excerpt depends on the summaries
-before it (a second compaction's excerpt holds the first summary), so the keys are
-reproduced only when the model answers the same: greedy decoding (temperature 0),
+after each new summary (an interrupted run keeps what it made) and prints what each
+log cost. An excerpt depends on the summaries before it (a second compaction's
+excerpt holds the first summary), so the keys are reproduced only when the model
+answers the same: greedy decoding (temperature 0),
 one seed, the same threads.
 """
 
@@ -69,8 +69,11 @@ class Corpus:
                 "files": list(self.files)}
 
 
-CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000, ("deerflow_bigcsv_ad76c455.json",
-                                                                "sweagent_demo_marshmallow-1867_fc.json")),)
+CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000,
+                  ("deerflow_bigcsv_ad76c455.json", "openhands_v1_oas_safety-unauth-discount_gpt-4o.json",
+                   "sweagent_demo_marshmallow-1867_fc.json")),
+           Corpus("agentlogs", DATA / "agentlogs", 120_000,
+                  ("oh-my-posh_opus5_windows_compaction_10906611becd.cut329.jsonl",)))
 
 
 def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
@@ -117,7 +120,7 @@ def retention_table(summarizers: Mapping[str, Any], corpora: Sequence[Corpus] = 
     for corpus in corpora:
         frame = compare_policies([str(p) for p in corpus_sources(corpus)], policies=["nanohermes"],
                                  budget=corpus.budget, needed_later=True, summarizers=summarizers)
-        frame = frame.droplevel("policy")[TABLE_COLUMNS]
+        frame = frame.xs("nanohermes", level="policy")[TABLE_COLUMNS]  # not the tool's own row (claude_code)
         parts.append(frame.assign(corpus=corpus.name).set_index("corpus", append=True).reorder_levels(
             ["corpus", "summarizer"]))
     return pd.concat(parts)
@@ -158,13 +161,13 @@ def make(out: Path = DEFAULT_FILE, *, threads: int = 1, only: Sequence[str] = ()
         live = local.summarizer(timeout=1800)
         meta = provenance(local, live, threads, corpora)
         if keep and out.exists():
-            cache = CachedSummarizer(out, fallback=live)
+            cache = CachedSummarizer(out, fallback=live, autosave=out)
             done = {c["name"] for c in cache.meta.get("corpora", [])} | {c.name for c in corpora}
             meta["corpora"] = [c.as_dict() for c in CORPORA if c.name in done] + \
                 [c.as_dict() for c in corpora if c.name not in {k.name for k in CORPORA}]
             cache.meta.update(meta)
         else:
-            cache = CachedSummarizer(None, fallback=live, meta=meta)
+            cache = CachedSummarizer(None, fallback=live, meta=meta, autosave=out)
         log(f"local model started in {local.started_in:.1f} s; writing {out}")
         for corpus, path, row in replay_corpora(cache, corpora, only):
             cache.save(out)
