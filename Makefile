@@ -41,7 +41,7 @@ course: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# Everything but the slow tier (notebook execution, the browser, many-subprocess tests): about a minute.
+# Everything but the slow tier (notebook execution, the browser, many-subprocess tests): about 3 minutes on 2 cores.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
