@@ -413,10 +413,10 @@ _PIECES = st.sampled_from(["\n", "#", "~", "0", "\n\n", "\r\n", " ", "  ", "/", 
 def test_a_text_is_counted_as_the_sum_of_its_segments(text, unit):
     """The cost book counts a new text segment by segment: the segments' counts add up to the whole's."""
     from nanohermes_nb.context.compaction import SUMMARY_HEADER
-    from nanohermes_nb.engine import costbook
+    from nanohermes_nb.engine.segments import segments
 
     for whole in (text, f"{SUMMARY_HEADER}\n{text}", f"system: {SUMMARY_HEADER}\n{text}\n", f"x\n{text}\nA{text}"):
-        parts = costbook._segments(whole)
+        parts = segments(whole)
         assert "".join(parts) == whole
         assert sum(count_tokens(p, unit) for p in parts) == count_tokens(whole, unit), parts
 

@@ -11,7 +11,6 @@ comparisons; the summarizer's extra request is costed at the event.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import compress, repeat
@@ -26,9 +25,9 @@ from .books import Book
 from .columns import COST_REQUEST
 from .pricing import Pricing, rounded_sum, sent_each
 from .recorded import Context, ContextView, RecordedSession
+from .segments import BPE_UNITS, CUT, last_cut, segments
 
 __all__ = ["CostBook"]
-
 
 
 def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
@@ -353,16 +352,16 @@ class CostBook(Book):
     def _text_tokens(self, text: str) -> int:
         """Tokens of a text, remembered per session (a sweep meets the same summary under many settings).
 
-        In a BPE unit a new text is counted line by line (``_segments``): a
+        In a BPE unit a new text is counted line by line (``segments``): a
         summary repeats the lines of other summaries, so most of its lines are
         counted already.
         """
         cache = self.session.cache.text_tokens(self.unit)
         n = cache.get(text)
         if n is None:
-            if self.unit in _BPE:
+            if self.unit in BPE_UNITS:
                 n = 0
-                for part in _segments(text):
+                for part in segments(text):
                     k = cache.get(part)
                     if k is None:
                         k = cache[part] = count_tokens(part, self.unit)
@@ -381,7 +380,7 @@ class CostBook(Book):
         key: Any = (message["role"], message["content"]) if plain else serialize(message)
         n = cache.get(key)
         if n is None:
-            if plain and self.unit in _BPE:  # the meter's count: framing plus each string
+            if plain and self.unit in BPE_UNITS:  # the meter's count: framing plus each string
                 n = TOKENS_PER_MESSAGE + self._text_tokens(message["role"]) + self._text_tokens(message["content"])
             else:
                 n = self.meter(message)
@@ -426,13 +425,13 @@ class CostBook(Book):
 
         The meter counted each string of the message; the excerpt line is
         ``role: content\n``, the content trimmed. Both split at the content's
-        first and last line break that the count splits at (``_segments``), so
+        first and last line break that the count splits at (``segments``), so
         only the first and last lines are counted again, each as the meter and
         as the excerpt saw it. None where that does not apply or would not spare
         work (one line, parts, tool calls in the excerpt, first and last lines or
         other strings too long to count again): count the line whole.
         """
-        if self.excerpt_tool_calls or self.unit not in _BPE or type(message) is not dict:
+        if self.excerpt_tool_calls or self.unit not in BPE_UNITS or type(message) is not dict:
             return None
         content, role = message.get("content"), message.get("role")
         if type(content) is not str or type(role) is not str:
@@ -442,13 +441,13 @@ class CostBook(Book):
         if start >= end:
             return 0  # nothing but whitespace: no line
         text = content[start:end]
-        first = _CUT.search(text)
+        first = CUT.search(text)
         if first is None:
             return None
         others = [x for key, value in message.items() if key != "content" for x in _strings(value)]
         if sum(map(len, others)) * 4 > len(content):
             return None
-        f, last = first.end(), _last_cut(text)
+        f, last = first.end(), last_cut(text)
         if 2 * (f + len(text) - last) > len(text):  # the first and last lines are most of it: count it whole
             return None
         whole = self.meter(message) - TOKENS_PER_MESSAGE - sum(map(self._text_tokens, others))
@@ -477,30 +476,6 @@ class CostBook(Book):
             "cache_hit_rate": self.cached / self.input if self.input else 0.0,
             "cache_hit_rate_no_compaction": c / n if n else 0.0,
         }
-
-
-# Counting a text by segments (``_segments``) rests on the pre-tokenizers of the BPE units (``sizing._PATTERNS``):
-# no pre-token starts with a line break, and every pre-token holding one ends with the run of line breaks (plus
-# ``/`` in o200k) it is in; none looks behind. So no pre-token spans the point right after a line break that a
-# printable ASCII character other than ``/`` follows: the text's count is the sum of its segments' counts.
-_BPE = ("o200k", "cl100k")
-_SEGMENT = re.compile(r"(?<=\n)(?=[!-.0-~])")
-
-
-_CUT = re.compile(r"\n(?=[!-.0-~])")
-
-
-def _segments(text: str) -> list[str]:
-    """``text`` cut right after each line break that a printable ASCII character other than ``/`` follows."""
-    return _SEGMENT.split(text)
-
-
-def _last_cut(text: str) -> int:
-    """Where ``text`` is cut last (see ``_segments``); the caller knows there is such a place."""
-    i = text.rfind("\n")
-    while not (i + 1 < len(text) and 33 <= ord(text[i + 1]) < 127 and text[i + 1] != "/"):
-        i = text.rfind("\n", 0, i)
-    return i + 1
 
 
 def _stretch_sums(session: RecordedSession, pricing: Pricing, base: int, r0: int, r1: int,
