@@ -28,8 +28,7 @@ Regenerate (after ``make local-model``; minutes to hours, as the machine is load
 after each new summary (an interrupted run keeps what it made) and prints what each
 log cost. An excerpt depends on the summaries before it (a second compaction's
 excerpt holds the first summary), so the keys are reproduced only when the model
-answers the same: greedy decoding (temperature 0),
-one seed, the same threads.
+answers the same: greedy decoding (temperature 0), one seed, the same threads.
 """
 
 from __future__ import annotations
