@@ -18,8 +18,9 @@ import re
 __all__ = ["BPE_UNITS", "CUT", "SEGMENT", "segments", "last_cut"]
 
 BPE_UNITS = ("o200k", "cl100k")  # the token units whose pre-tokenizers have that property
-SEGMENT = re.compile(r"(?<=\n)(?=[!-.0-~])")  # the cut points (zero width)
-CUT = re.compile(r"\n(?=[!-.0-~])")  # a line break right before a cut point
+_NEXT = "[!-.0-~]"  # a printable ASCII character other than ``/``: what follows a line break at a cut
+SEGMENT = re.compile(rf"(?<=\n)(?={_NEXT})")  # the cut points (zero width)
+CUT = re.compile(rf"\n(?={_NEXT})")  # a line break right before a cut point
 
 
 def segments(text: str) -> list[str]:
@@ -30,6 +31,6 @@ def segments(text: str) -> list[str]:
 def last_cut(text: str) -> int:
     """Where ``text`` is cut last (see ``segments``); the caller knows there is such a place."""
     i = text.rfind("\n")
-    while not (i + 1 < len(text) and 33 <= ord(text[i + 1]) < 127 and text[i + 1] != "/"):
+    while not CUT.match(text, i):
         i = text.rfind("\n", 0, i)
     return i + 1
