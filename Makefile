@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 LAB_ARGS ?=
 
-.PHONY: course test test-fast lint lab figure bench clean ccusage local-model
+.PHONY: course test test-fast lint lab figure bench clean ccusage local-model prices wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,10 +45,10 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
-# Lint and types, as CI runs them (configured in pyproject.toml).
+# Lint and types, as CI runs them (configured in pyproject.toml): ruff, then mypy over the whole package.
 lint: $(STAMP)
 	$(PY) -m ruff check nanohermes_nb tests bench data/make_sessions.py
-	$(PY) -m mypy
+	$(PY) -m mypy nanohermes_nb
 
 # A real model on this machine (issue 27; README "Try the loop with no API key"): llama-cpp-python built
 # once from its PyPI source (the only release there) into .cache/wheels/ with portable flags (x86-64-v3,
@@ -82,6 +82,14 @@ local-model: $(STAMP)
 lab: $(LAB_STAMP) git-filter
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ContentsManager.pre_save_hook=nanohermes_nb.course.strip.pre_save $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
+# The package as people install it: the sdist (the whole course) and the wheel built from it, into dist/,
+# checked by twine. Built without isolation from the dev extra's setuptools (offline); tests/test_wheel.py
+# (slow, so in `make test`) installs the wheel into a fresh venv and runs it outside the checkout.
+wheel: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 # Redraw the README's picture whatever its state.
 figure: $(STAMP)
 	$(PY) -m nanohermes_nb.course --figure
@@ -99,6 +107,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_hermes.py
 	$(PY) bench/bench_peer_langchain.py
 	$(PY) bench/bench_peer_openhands.py
+	$(PY) bench/bench_wheel.py
 
 # ccusage (npm, pinned in tools/ccusage/package.json) for the parity tests of the reported usage against
 # what ccusage counts; installed into .tools/npm (git-ignored). Without npm it says so and the tests skip.
@@ -111,5 +120,14 @@ $(CCUSAGE_STAMP): tools/ccusage/package.json
 	    touch $(CCUSAGE_STAMP); \
 	else echo "ccusage: npm not found; the ccusage parity tests will be skipped"; fi
 
+# The model price table (issue 33): nanohermes_nb/resources/litellm_prices.json, the rows the package needs of
+# LiteLLM's table as the litellm wheel ships it (ccusage reads the same table). Only the JSON inside the wheel is
+# read: litellm is neither installed nor imported. LITELLM_VERSION=x.y.z make prices takes another release.
+LITELLM_VERSION ?= 1.110.2
+prices: $(STAMP)
+	@mkdir -p .cache/prices
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps litellm==$(LITELLM_VERSION) -d .cache/prices
+	$(PY) -m nanohermes_nb.engine.prices $$(ls .cache/prices/litellm-$(LITELLM_VERSION)-*.whl | head -n 1)
+
 clean:
-	rm -rf build $(VENV) nanohermes-nb .tools
+	rm -rf build dist $(VENV) nanohermes-nb .tools

@@ -71,17 +71,17 @@ def main() -> None:
             budget = 2_000 + 400 * seed
             started = time.perf_counter()
             model, result, agent = session(1000 + seed, ws, policy, budget)
-            step_times.append((time.perf_counter() - started) / max(result.requests, 1))
+            step_times.append((time.perf_counter() - started) / max(result.n_requests, 1))
             started = time.perf_counter()
             live = agent.ledger()
             ledger_times.append(time.perf_counter() - started)
             received = sent(model.contexts)
-            same = [sent(live.context(k)) for k in range(1, result.requests + 1)] == received
+            same = [sent(live.context(k)) for k in range(1, result.n_requests + 1)] == received
             again = nh.replay(result.messages, budget=budget, policy=policy, summarizer=nh.ExtractiveSummarizer())
             same_replay = again.requests[COLUMNS].equals(live.requests[COLUMNS]) and \
-                [sent(again.context(k)) for k in range(1, result.requests + 1)] == received
+                [sent(again.context(k)) for k in range(1, result.n_requests + 1)] == received
             sessions += 1
-            requests += result.requests
+            requests += result.n_requests
             checks += len(result.events)
             acted += sum(e.event is not None for e in result.events)
             if not (same and same_replay):

@@ -147,7 +147,7 @@ def linearity() -> None:
         t = time.process_time()
         ledger = replay(msgs, budget=60_000)
         dt = time.process_time() - t
-        rows.append((n, dt, ledger.totals.compactions))
+        rows.append((n, dt, ledger.totals.n_compactions))
     base = rows[0][1] / rows[0][0]
     for n, dt, events in rows:
         print(f"replay of {n:>7,} messages: {dt:6.2f} s CPU, {dt / n * 1e6:6.1f} us/message "

@@ -1,6 +1,7 @@
 """Real summaries beside extractive ones (issue 27): retention with SmolLM2-135M and with the offline summarizer.
 
-Run: .venv/bin/python bench/bench_local_summaries.py [--file data/summaries/smollm2.json] [--speed] [--markdown]
+Run: .venv/bin/python bench/bench_local_summaries.py [--file FILE] [--speed] [--markdown]
+(FILE: default nanohermes_nb/resources/summaries/smollm2.json)
 
 Offline (no model needed): replays the logs of
 ``nanohermes_nb.agent.local_summaries.CORPORA`` (vendored transcripts at a 30,000-byte

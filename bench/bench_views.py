@@ -31,14 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import corpus, longest  # noqa: E402
 
 from nanohermes_nb import load_transcript  # noqa: E402
-from nanohermes_nb.views.widgets import (  # noqa: E402
-    budget_explorer,
-    clamp_explorer,
-    cut_explorer,
-    explore_budget,
-    explore_clamp,
-    explore_cut,
-)
+from nanohermes_nb.views.clamp_widgets import clamp_explorer, explore_clamp  # noqa: E402
+from nanohermes_nb.views.cut_widgets import cut_explorer, explore_cut  # noqa: E402
+from nanohermes_nb.views.widgets import budget_explorer, explore_budget  # noqa: E402
 
 TARGET_MS = 150.0
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # name -> the module that defines it (relative to this package)
 _EXPORTS = {
@@ -43,6 +43,7 @@ _EXPORTS = {
     "ExtractiveSummarizer": "context.summarizers",
     # transcripts: the logs people have
     "Transcript": "transcripts",
+    "Session": "transcripts",
     "TranscriptError": "transcripts",
     "load_transcript": "transcripts",
     "load_transcripts": "transcripts",
@@ -58,6 +59,7 @@ _EXPORTS = {
     "Ledger": "engine.ledger",
     "sweep": "engine.sweep",
     "compare_policies": "engine.compare",
+    "trigger_timeline": "engine.triggers",  # issue 37: when each agent's rule would have compacted
     "get_pricing": "engine.pricing",
     # agent: the live loop
     "Agent": "agent.loop",
@@ -99,13 +101,16 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time the name
     from .engine.pricing import get_pricing
     from .engine.settings import Settings
     from .engine.sweep import sweep
+    from .engine.triggers import trigger_timeline
     from .policies import POLICIES, NanoHermesPolicy, Policy, resolve_policy
     from .transcripts import (
+        Session,
         Transcript,
         TranscriptError,
         load_transcript,
         load_transcripts,
     )
+    from .transcripts.agentlogs import find_sessions
     from .views import plot_ledger
 
 

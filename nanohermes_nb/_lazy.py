@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 
 def submodule(package: str, name: str) -> ModuleType:
@@ -18,19 +16,3 @@ def submodule(package: str, name: str) -> ModuleType:
             raise  # the submodule exists but something it imports does not
         raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
 
-
-def moved(module: str, names: dict[str, str]) -> Callable[[str], Any]:
-    """A module's ``__getattr__`` for names that now live in a sibling module (PEP 562).
-
-    ``names`` maps each name to the sibling that defines it (``{"plot_sweep": "sweep_plots"}``):
-    ``from nanohermes_nb.views.plots import plot_sweep`` keeps working after the split, and the
-    sibling, which imports the old module's helpers, is imported only when asked for (no cycle).
-    """
-    package = module.rpartition(".")[0]
-
-    def __getattr__(name: str) -> Any:
-        if name not in names:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{names[name]}"), name)
-
-    return __getattr__

@@ -143,6 +143,26 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"extended transcript corpus skipped: {EXTENDED_SKIPPED}")
 
 
+SITE_FIGURE_PX = 648  # CSS pixels: the widest a figure is shown on the course site at 1280 x 800 (its text column)
+LEGIBLE_PX = 9  # the smallest axis or tick label a reader must read there (tests/test_browser.py checks the built site)
+
+
+def figure_on_site(fig: Any) -> tuple[float, list[str]]:
+    """How ``fig`` reads on the course site, without a browser: its smallest axis or tick label in CSS pixels (the
+    PNG make course records, at the figure's DPI, scaled down to the site's width when wider), and the texts its
+    Chinese rendering leaves in English."""
+    import io
+
+    from PIL import Image
+
+    from nanohermes_nb.views.labels import chinese_png, label_px_of, untranslated_of
+
+    png = chinese_png(fig, dpi=fig.dpi)
+    with Image.open(io.BytesIO(png)) as image:
+        width = image.size[0]
+    return (label_px_of(png) or 99) * min(1.0, SITE_FIGURE_PX / width), untranslated_of(png)
+
+
 @pytest.fixture
 def close_figures():
     """Close the figures a test opened (a module asks for it with ``pytestmark``)."""

@@ -413,6 +413,13 @@ def _agent_logs() -> Iterator[tuple[str, bytes, str]]:
         "a copilot_cli log with no usable message"
     yield "agent_any_agent_no_llm_span.json", json.dumps({"spans": [{"name": "invoke_agent", "attributes": {
         "gen_ai.operation.name": "invoke_agent"}}]}).encode(), "an any_agent log with no usable message"
+    aider = b"\n# aider chat started at 2026-04-22 22:40:12\n\n"
+    no_message = "an aider chat history with no message"
+    yield "agent_aider_header_only.md", aider, no_message
+    yield "agent_aider_console_only.md", aider + b"> Aider v0.86.2  \n> Model: m with whole edit format  \n", \
+        no_message
+    yield "agent_aider_nul_tail.md", aider + b"> Tokens: 1k sent  \n" + b"\x00" * 4096, "(line 5: NUL bytes, removed)"
+    yield "agent_aider_blank_input.md", aider + b"####   \n#### \n\n\n", no_message
 
 
 def _special_files(folder: Path) -> Iterator[Case]:
@@ -545,7 +552,7 @@ def build_cli_cases(folder: Path) -> list[CliCase]:
         CliCase("csv_squatted_temp_name", ["sweep", f["escapes.json"], "--no-progress", "--csv",
                                            str(folder / "out.csv")], 0, "written to"),
         CliCase("csv_into_missing_folder", ["sweep", f["escapes.json"], "--csv", str(folder / "no" / "x.csv")], 2,
-                "--csv "),
+                "--out "),
     ]
 
 
@@ -629,9 +636,8 @@ def _mapped_bytes() -> int:
 if __name__ == "__main__":  # python hostile.py CALLS.json RESULTS.json TIMEOUT
     import nanohermes_nb.cli  # noqa: F401  -- every command's modules, imported once before forking
     from nanohermes_nb import policies  # noqa: F401
-    from nanohermes_nb.context import compaction, history, metrics, summarizers  # noqa: F401
+    from nanohermes_nb.context import compaction, display, history, metrics, summarizers  # noqa: F401
     from nanohermes_nb.engine import ledger  # noqa: F401
-    from nanohermes_nb.views import report  # noqa: F401
 
     calls_file, results_file, per_call = sys.argv[1], sys.argv[2], float(sys.argv[3])
     memory = int(sys.argv[4]) if len(sys.argv) > 4 else None  # MB each call may add

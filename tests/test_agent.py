@@ -61,16 +61,26 @@ def test_each_request_sent_is_exactly_the_ledger_context(workspace):
     with ChatServer(script, ["summary of the early work"]) as server, \
             Agent(workspace, model_for(server), budget=12_000) as agent:
         result = agent.run("Read the sources, then tell me the answer.")
-    assert result.error is None and result.compactions >= 1
+    assert result.error is None and result.n_compactions >= 1
     ledger = result.ledger
     sent = server.agent_requests
-    assert len(sent) == len(ledger.requests) == result.requests == 6
+    assert len(sent) == len(ledger.requests) == result.n_requests == 6
     for k, body in enumerate(sent, start=1):
         assert body["messages"] == as_sent(ledger.context(k)), k
         assert body["model"] == "test-model" and body["stream"] is False
     assert ledger.requests["size"].tolist() == [nh.context_size(ledger.context(k)) for k in range(1, 7)]
     assert server.requests[0]["auth"] == f"Bearer {KEY}" and server.requests[0]["path"] == "/v1/chat/completions"
-    assert ledger.caveat.startswith("Live run") and ledger.settings["live"] is True
+    assert ledger.caveat.startswith("Live run") and ledger.live is True
+    # issue 34: the run's settings are one Settings, the same value a replay's ledger carries
+    assert isinstance(result.settings, nh.Settings) and ledger.settings == result.settings
+    assert (result.settings.budget, result.settings.unit, result.settings.policy) == (12_000, "bytes", agent.policy)
+    again = nh.replay(result.messages, result.settings)
+    assert isinstance(again.settings, nh.Settings) and again.settings == result.settings and not again.live
+    assert list(again.requests["size"]) == list(ledger.requests["size"]) and again.totals.n_compactions >= 1
+    with pytest.warns(DeprecationWarning, match="AgentResult.compactions is deprecated since 0.3.0"):
+        assert result.compactions == result.n_compactions == len(ledger.compactions)
+    with pytest.warns(DeprecationWarning, match="AgentResult.requests is deprecated since 0.3.0"):
+        assert result.requests == result.n_requests
 
 
 def test_the_tools_are_advertised_as_json_schemas(workspace):
@@ -187,7 +197,7 @@ def test_a_failed_summary_request_inserts_the_placeholder_and_the_run_goes_on(wo
     with ChatServer(script, [Raw(500, '{"error": "down"}')], repeat=True) as server, \
             Agent(workspace, model_for(server), budget=10_000, policy=nh.NanoHermesPolicy(keep_recent=4)) as agent:
         result = agent.run("Read every part.")
-    assert result.ok and result.compactions >= 1
+    assert result.ok and result.n_compactions >= 1
     first = result.ledger.compactions[0]
     assert first.kind == "placeholder" and "HTTP 500" in first.failure
     assert server.agent_requests[first.request]["messages"][1]["content"] == nh.context.compaction.PLACEHOLDER_NOTE
@@ -319,7 +329,7 @@ def test_the_replay_of_the_recorded_session_equals_the_live_ledger(workspace):
             body["messages"][1]["content"])}], repeat=True) as server, \
             Agent(workspace, model_for(server), budget=9_000, policy=nh.NanoHermesPolicy(keep_recent=4)) as agent:
         result = agent.run("Read every part.")
-    assert result.ok and result.compactions >= 2
+    assert result.ok and result.n_compactions >= 2
     live = result.ledger
     again = nh.replay(result.messages, budget=9_000, policy=nh.NanoHermesPolicy(keep_recent=4),
                       summarizer=nh.ExtractiveSummarizer())
@@ -351,11 +361,11 @@ def test_live_and_replayed_ledgers_agree_for_every_policy(workspace, name, optio
         budget = 2_500 + 1_500 * seed
         model, result = scripted_session(seed, workspace, policy, budget)
         live = result.ledger
-        assert [as_sent(live.context(k)) for k in range(1, result.requests + 1)] == as_sent(model.contexts)
+        assert [as_sent(live.context(k)) for k in range(1, result.n_requests + 1)] == as_sent(model.contexts)
         again = nh.replay(result.messages, budget=budget, policy=policy, summarizer=nh.ExtractiveSummarizer())
         assert again.requests[SAME].equals(live.requests[SAME]), (name, seed)
-        assert [as_sent(again.context(k)) for k in range(1, result.requests + 1)] == as_sent(model.contexts)
-        checked += result.requests
+        assert [as_sent(again.context(k)) for k in range(1, result.n_requests + 1)] == as_sent(model.contexts)
+        checked += result.n_requests
         acted += sum(e.event is not None for e in result.events)
     assert checked > 0 and acted > 0, "the policy should have acted in these sessions"
 
@@ -385,11 +395,11 @@ def test_the_live_checks_are_exactly_the_checks_the_replay_loop_makes(workspace)
 def test_a_declined_check_and_a_token_trigger_stay_consistent(workspace):
     model, result = scripted_session(3, workspace, nh.NanoHermesPolicy(keep_recent=40), 1_000)
     assert result.events and all(e.event is None for e in result.events)  # too few messages: declined each time
-    assert result.ledger.totals.compactions == 0
+    assert result.ledger.totals.n_compactions == 0
     model, result = scripted_session(4, workspace, nh.NanoHermesPolicy(keep_recent=4), 900, unit="tokens_approx")
     again = nh.replay(result.messages, budget=900, unit="tokens_approx", policy=nh.NanoHermesPolicy(keep_recent=4),
                       summarizer=nh.ExtractiveSummarizer())
-    assert result.compactions and again.requests[SAME].equals(result.ledger.requests[SAME])
+    assert result.n_compactions and again.requests[SAME].equals(result.ledger.requests[SAME])
 
 
 def test_extra_columns_join_a_ledger_without_changing_it():
@@ -434,7 +444,7 @@ def test_an_interrupt_keeps_the_session_and_a_consistent_ledger(workspace):
     tools = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert len(tools) == 3 and tools[1:] == ["error: interrupted before this tool ran"] * 2
     assert nh.check_history(result.messages) == []
-    assert len(result.ledger.requests) == 1 and result.ledger.totals.compactions == 0
+    assert len(result.ledger.requests) == 1 and result.ledger.totals.n_compactions == 0
 
 
 def test_a_scripted_model_out_of_replies_stops_the_run():
@@ -481,10 +491,10 @@ def test_the_live_ledger_redraws_after_every_request(workspace):
         seen = []
         result = agent.run("Read every part.", on_request=lambda step: seen.append(
             (step.request, len(widget.view.ledger.requests), widget.table.value != "")))
-    assert widget.updates == 1 + result.requests
-    assert [s[:2] for s in seen] == [(k, k) for k in range(1, result.requests + 1)]  # redrawn before on_request
+    assert widget.updates == 1 + result.n_requests
+    assert [s[:2] for s in seen] == [(k, k) for k in range(1, result.n_requests + 1)]  # redrawn before on_request
     first = result.ledger.compactions[0].request
-    assert [s[2] for s in seen] == [k >= first for k in range(1, result.requests + 1)]
+    assert [s[2] for s in seen] == [k >= first for k in range(1, result.n_requests + 1)]
     assert bytes(widget.image.value).lstrip().startswith(b"<?xml") and "compacted: dropped" in widget.table.value
     change = widget.view.change
     assert isinstance(change, EventChange) and change.request == result.ledger.compactions[-1].request

@@ -7,8 +7,7 @@ corpus (``README``, "Your own sessions"), so a change that makes the model worse
 
 from __future__ import annotations
 
-import math
-from types import SimpleNamespace as NS
+import dataclasses
 
 import pandas as pd
 import pytest
@@ -22,10 +21,10 @@ from nanohermes_nb.engine.calibrate import (
     RequestFacts,
     calibrate,
     calibrate_facts,
-    calibration_table,
 )
 from nanohermes_nb.engine.ledger import replay
 from nanohermes_nb.engine.pricing import get_pricing
+from nanohermes_nb.transcripts import ReportedUsage as U
 from nanohermes_nb.transcripts import load_transcript
 
 LOGS = agent_logs(("claude-code", "codex"), synthetic=False)
@@ -62,19 +61,55 @@ def test_every_model_a_real_log_names_has_a_dated_price(path):
     for r in t.requests:
         if r.usage is not None and r.model and r.model != "<synthetic>":
             p = price_for_model(r.model)
-            assert p is not None, f"{path.name}: no price for {r.model!r} in data/pricing.csv"
+            assert p is not None, f"{path.name}: no price for {r.model!r} in nanohermes_nb/resources/pricing.csv"
             assert p.source.startswith("http") and p.read_on, p.name
 
 
 def test_a_request_costs_what_its_bill_says_by_hand():
     # entire-cli_opus45_small: the first response wrote 28,081 tokens, read none, 10 uncached, 3 output
-    usage = NS(prompt_tokens=28_091, cached_tokens=0, cache_write_tokens=28_081, completion_tokens=3)
+    usage = U(prompt_tokens=28_091, cached_tokens=0, cache_write_tokens=28_081, completion_tokens=3)
     opus = get_pricing("claude-opus-4.5")
     assert request_cost(usage, opus) == pytest.approx((10 * 5.00 + 28_081 * 6.25 + 3 * 25.00) / 1e6)
-    codex = NS(prompt_tokens=24_098, cached_tokens=2_432, cache_write_tokens=0, completion_tokens=389)
+    codex = U(prompt_tokens=24_098, cached_tokens=2_432, cache_write_tokens=0, completion_tokens=389)
     assert request_cost(codex, get_pricing("gpt-5.5")) == pytest.approx(
         ((24_098 - 2_432) * 5.0 + 2_432 * 0.5 + 389 * 30.0) / 1e6)
     assert request_cost(None, opus) is None and request_cost(usage, None) is None
+
+
+def test_a_one_hour_cache_write_bills_at_the_one_hour_price_by_hand():
+    """Anthropic bills a 1-hour write at 2x input and a 5-minute one at 1.25x; the bill says what was billed."""
+    opus = get_pricing("claude-opus-4.5")
+    usage = U(prompt_tokens=30_000, cached_tokens=10_000, cache_write_tokens=19_000, cache_write_1h_tokens=15_000,
+               completion_tokens=100)
+    by_hand = (1_000 * 5.00 + 10_000 * 0.50 + 4_000 * 6.25 + 15_000 * 10.00 + 100 * 25.00) / 1e6
+    assert request_cost(usage, opus) == pytest.approx(by_hand)
+    five = dataclasses.replace(usage, cache_write_1h_tokens=0)
+    assert request_cost(usage, opus) - request_cost(five, opus) == pytest.approx(15_000 * (10.00 - 6.25) / 1e6)
+
+
+def test_the_bill_reads_each_requests_one_hour_writes_from_the_log():
+    """The vendored oh-my-posh session writes for 1 hour: the reader keeps the split, the bill prices it, and the
+    difference from ccusage's 5-minute pricing is exactly the 1-hour writes' surcharge."""
+    import json
+
+    from nanohermes_nb.engine.ccusage import one_hour_surcharge
+
+    path = ROOT / "data" / "agentlogs" / "claude-code" / "oh-my-posh_opus5_windows_compaction_10906611becd.cut329.jsonl"
+    t = load(path)
+    first: dict = {}  # message id -> the first record's 1-hour writes, read here straight from the file
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        msg = rec.get("message") if isinstance(rec, dict) else None
+        if isinstance(msg, dict) and isinstance(msg.get("usage"), dict) and msg.get("id") not in first:
+            first[msg["id"]] = (msg["usage"].get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)
+    billed = [r for r in t.requests if r.usage is not None]
+    assert sum(r.usage.cache_write_1h_tokens for r in billed) == sum(first[r.id] for r in billed) > 0
+    assert all(0 <= r.usage.cache_write_1h_tokens <= r.usage.cache_write_tokens for r in billed)
+    five = sum(price_for_model(r.model).cost(r.usage.prompt_tokens, r.usage.cached_tokens, r.usage.completion_tokens,
+                                             r.usage.cache_write_tokens) for r in billed)
+    hour = sum(r.usage.cache_write_1h_tokens * price_for_model(r.model).input * (2 - 1.25) for r in billed) / 1e6
+    assert session_bill(t.requests).cost_usd == pytest.approx(five + hour, rel=1e-12)
+    assert one_hour_surcharge(t.requests) == pytest.approx(hour, rel=1e-12) and hour > 0
 
 
 # ---------------------------------------------------------------- the ledger carries the bill
@@ -166,20 +201,20 @@ def test_a_transcript_without_a_bill_gets_no_usage_columns():
     assert not any(c.startswith("usage_") for c in ledger.requests.columns)
 
 
-def test_the_cli_ledger_prints_the_bill_beside_the_estimate(capsys):
+def test_the_cli_ledger_prints_the_bill_beside_the_cost_model(capsys):
+    """Issue 33: beside a bill only the cost model's dollars, with its band; never the cost book's own count."""
     import json
 
     from nanohermes_nb.cli import main
 
-    path = next(p for p in LOGS if p.parent.name == "claude-code")
-    assert main(["ledger", str(path)]) == 0
+    path = ROOT / "data" / "agentlogs" / "claude-code" / "entire-cli_opus45_small_5d755497c182.jsonl"
+    assert main(["ledger", str(path), "--pricing", "claude-opus-4.5", "--unit", "o200k"]) == 0
     out = " ".join(line.lstrip("# ") for line in capsys.readouterr().out.splitlines())
     bill = session_bill(load(path).requests)
-    s = calibrate(load(path)).summary
-    assert f"reported by claude_code: {bill.reported:,} of {bill.requests:,} requests with usage" in out
-    assert f"{bill.cost_usd:.4f} USD at data/pricing.csv prices" in out
-    assert f"within 5% on {s['within']:,} of {s['requests']:,} requests" in out
-    assert f"{s['est_cost_usd']:.4f} USD estimated" in out
+    assert f"reported by claude_code: {bill.reported:,} of {bill.n_requests:,} requests with usage" in out
+    assert f"{bill.cost_usd:.4f} USD" in out
+    assert "priced by the cost model: about" in out and "free-running cost model" in out
+    assert "cache-hit rate" not in out and "without compaction;" not in out  # no cost-book dollars beside a bill
     assert main(["ledger", str(path), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert sum(r["usage_cost_usd"] or 0 for r in rows) == pytest.approx(bill.cost_usd, rel=1e-9)
@@ -192,7 +227,7 @@ def _facts(*rows):
     """RequestFacts from (time, model, visible, prompt, cached, compacted, turn_start)."""
     out = []
     for j, (time, model, visible, prompt, cached, compacted, turn) in enumerate(rows):
-        usage = NS(prompt_tokens=prompt, cached_tokens=cached, cache_write_tokens=0, completion_tokens=10)
+        usage = U(prompt_tokens=prompt, cached_tokens=cached, cache_write_tokens=0, completion_tokens=10)
         out.append(RequestFacts(j, time, model, visible, 10, compacted, usage, None, turn))
     return out
 
@@ -255,40 +290,17 @@ def test_a_compaction_keeps_the_system_message_and_the_leading_messages_left_in_
 
 
 @pytest.mark.parametrize("path", LOGS, ids=ids)
-def test_each_session_is_estimated_beside_its_bill(path):
+def test_each_session_is_explained_beside_its_bill(path):
+    """The bill-anchored explanation (``calibrate``): every billed request has a row, the bill is the bill.
+
+    Issue 33: the calibrated cost (``est_cost_usd``) multiplies by a cache efficiency fitted on the
+    session's whole bill, so its figures are in-sample and are no longer asserted as accuracy; the
+    out-of-sample figures are ``tests/test_costmodel.py``'s.
+    """
     cal = calibrate(load(path))
     s = cal.summary
     r = cal.rows
     assert s["requests"] == len(r) == sum(1 for q in load(path).requests if q.usage is not None)
     assert s["cost_usd"] == pytest.approx(session_bill(load(path).requests).cost_usd, rel=1e-9)
-    assert s["hidden"] > 1000 and 0.8 <= s["scale"] <= 2.5, (s["hidden"], s["scale"])
-    assert s["prompt_error_median"] < 0.015  # bill-anchored prompts (the largest: 1.1%, Claude Code 1.0.95)
-    if s["requests"] >= 30:
-        assert abs(s["cost_error"]) <= 0.05, s
-        assert s["within_share"] >= 0.85, s
-    print(f"{path.name}: {s['within']}/{s['requests']} within 5% ({s['within_share']:.1%}), "
-          f"{s['partial_hits']} partial hits, cost {s['est_cost_usd']:.4f} vs {s['cost_usd']:.4f} USD "
-          f"({s['cost_error']:+.1%}; rule alone {s['cost_error_rule']:+.1%}), hidden {s['hidden']:,}, "
-          f"scale {s['scale']}, misses {cal.misses()}")
-
-
-@pytest.mark.slow
-def test_the_model_reaches_its_targets_on_the_real_corpus():
-    if not SHARED:
-        pytest.skip("../shared/agentlogs is not beside this checkout: the corpus-wide targets are not checked")
-    paths = [p for p in LOGS if p.parent.parent in SHARED]
-    table, pooled = calibration_table([load(p) for p in paths])
-    claude, codex = pooled["claude_code"], pooled["codex_cli"]
-    print(table[["agent", "file", "requests", "within_share", "partial_hits", "cost_error"]].to_string())
-    print(pooled)
-    assert claude["within_share"] >= 0.97  # target: >= 97% of Claude Code requests
-    assert codex["within_share_30"] >= 0.92  # target >= 92%: reached over the sessions of 30 requests or more
-    assert codex["within_share"] >= 0.90  # all Codex requests, the two short sessions (25, 19 requests) included
-    assert 0.02 <= codex["partial_share"] <= 0.10  # partial hits no log foresees
-    # the ceiling without foreseeing them: the requests that read less than the rule expected, with nothing
-    # before them to say why, keep the Codex share under 92.1% whatever the rest of the rule does
-    rows = pd.concat([calibrate(load(p)).rows for p in paths if load(p).agent == "codex_cli"])
-    unforeseen = int((rows["reason"] == "partial").sum())
-    assert 1 - unforeseen / len(rows) <= 0.921
-    assert claude["worst_cost_error_30"] <= 0.05 and codex["worst_cost_error_30"] <= 0.05
-    assert math.isclose(sum(table["requests"]), claude["requests"] + codex["requests"])
+    assert s["hidden"] >= 0 and 0.8 <= s["scale"] <= 3.0, (s["hidden"], s["scale"])  # 0: a degenerate fit
+    assert s["prompt_error_median"] < 0.02  # bill-anchored prompts

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from html import unescape
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -18,6 +19,7 @@ import pytest
 from conftest import ROOT
 
 from nanohermes_nb.course.build import notebook_paths
+from nanohermes_nb.course.links import SKIPPED, check_site, page_links
 from nanohermes_nb.course.site import external_urls
 
 CHROMIUM = os.environ.get("NANOHERMES_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -161,6 +163,93 @@ def test_every_link_of_every_page_lands_on_a_built_file(site):
                 assert target.is_file() or (target / "index.html").is_file(), f"{name}: broken link {href}"
 
 
+def test_no_link_of_either_edition_lands_nowhere(site):
+    """make course fails on a broken link (links.py); the same check over the built site, both editions."""
+    report = check_site(site)
+    assert report.ok, "broken links:\n" + "\n".join(report.lines())
+    assert report.anchors["en"] > 1_000 and report.anchors["zh"] > 500, report.summary()
+
+
+def anchor_targets(site: Path) -> dict[str, list[str]]:
+    """Every page some link points at with a fragment, and the distinct fragments, in page order of first use."""
+    out: dict[str, dict[str, None]] = {}
+    for name in site_pages(site):
+        if Path(name).name in SKIPPED:
+            continue
+        for link in page_links(site.resolve(), (site / name).resolve(), (site / name).read_text(encoding="utf-8")):
+            if link.fragment and link.target:
+                out.setdefault(link.target, {})[link.fragment] = None
+    return {page: list(frags) for page, frags in sorted(out.items())}
+
+
+# For each fragment: the element exists, and after following the link it is in view near the top of the window
+# (or the page is scrolled to its end when the element is too close to it to reach the top).
+SCROLLED_TO = """frags => {
+  const bad = [];
+  const inView = el => {
+    const top = el.getBoundingClientRect().top, end = document.documentElement.scrollHeight - innerHeight - 2;
+    return top >= -2 && top < innerHeight && (top <= 160 || scrollY >= end);
+  };
+  for (const f of frags) {
+    const el = document.getElementById(f) || document.getElementsByName(f)[0];
+    if (!el) { bad.push(f + ': no element'); continue; }
+    location.hash = '';
+    scrollTo(0, 0);
+    location.hash = encodeURIComponent(f);
+    if (!inView(el)) bad.push(f + ': not scrolled to (top ' + Math.round(el.getBoundingClientRect().top) + ')');
+  }
+  return bad;
+}"""
+OPENED_AT = """f => {
+  const el = document.getElementById(f) || document.getElementsByName(f)[0];
+  if (!el) return 'no element';
+  const top = el.getBoundingClientRect().top, end = document.documentElement.scrollHeight - innerHeight - 2;
+  return top >= -2 && top < innerHeight && (top <= 160 || scrollY >= end) ? '' : 'stays at ' + Math.round(scrollY) +
+    ', element at ' + Math.round(top);
+}"""
+
+
+def test_every_anchor_opens_and_the_page_scrolls_to_it(site, browser):
+    """Each page opened fresh at the last anchor any link points at (Chromium must scroll there on load), then
+    every anchor any link points at followed in the page: the element exists and comes into view at the top."""
+    targets = anchor_targets(site)
+    assert sum(len(f) for f in targets.values()) > 500
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    bad = []
+    try:
+        for name, frags in targets.items():
+            page.goto(f"{(site / name).as_uri()}#{frags[-1]}", wait_until="load")
+            page.wait_for_timeout(150)  # late image decoding must not move the reader away from the anchor
+            opened = page.evaluate(OPENED_AT, frags[-1])
+            bad += [f"{name}#{frags[-1]} opened fresh: {opened}"] if opened else []
+            bad += [f"{name}#{problem}" for problem in page.evaluate(SCROLLED_TO, frags)]
+    finally:
+        context.close()
+    assert not bad, f"{len(bad)} anchors not reached:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_both_tables_of_contents_link_every_heading_by_a_non_empty_id(site, browser, edition):
+    """The right-hand table of contents of a notebook page lists its headings, and each entry leads to one."""
+    for name in NOTEBOOKS:
+        html = (site / edition / name).read_text(encoding="utf-8")
+        ids = [unescape(i) for i in re.findall(r'<h[1-6][^>]*\sid="([^"]*)"', html)]
+        assert ids and all(ids), f"{edition}{name}: a heading without an id"
+        linked = {unquote(unescape(h)) for h in re.findall(r'<a href="#([^"]*)" class="md-nav__link"', html)}
+        assert set(ids[1:]) <= linked <= set(ids), f"{edition}{name}: TOC {sorted(linked)}, headings {ids}"
+    context, page, seen = open_page(browser, (site / edition / "10_keep_ten_messages_and_the_cut.html").as_uri())
+    try:
+        entry = page.locator(".md-sidebar--secondary nav.md-nav--secondary a.md-nav__link").nth(3)
+        target = entry.get_attribute("href")
+        entry.click()
+        page.wait_for_timeout(200)
+        assert page.evaluate(OPENED_AT, unquote(target[1:])) == "", f"the TOC entry {target} did not scroll"
+        assert seen["errors"] == [] and seen["console"] == [], seen
+    finally:
+        context.close()
+
+
 def test_navigation_and_the_language_switch_work_both_ways(site, browser):
     context, page, seen = open_page(browser, (site / "index.html").as_uri())
     try:
@@ -285,3 +374,90 @@ def test_the_glyph_check_fails_where_no_cjk_font_is_installed(site, browser, tmp
         assert not element.evaluate(GLYPHS_DIFFER), "the check cannot tell empty boxes from glyphs"
     finally:
         b.close()
+
+
+LEGIBLE_PX = 9  # CSS pixels: the smallest axis or tick label a reader must read, at the site's width (1280 x 800)
+FIGURES = """() => [...document.querySelectorAll('.jp-OutputArea-output img')].map(img => {
+  const box = img.getBoundingClientRect(), content = document.querySelector('.md-content').getBoundingClientRect();
+  return {src: img.getAttribute('src').slice(0, 200), natural: img.naturalWidth, shown: box.width, right: box.right,
+          contentRight: content.right};
+})"""
+CLIPPED = """() => {
+  const bad = [];
+  for (const el of document.querySelectorAll('.jupyter-wrapper .jp-InputArea pre, .jupyter-wrapper .highlight pre')) {
+    if (el.scrollWidth > el.clientWidth + 1) bad.push('code cell: ' + el.textContent.slice(0, 40));
+  }
+  for (const el of document.querySelectorAll('.jupyter-wrapper .jp-OutputArea-output')) {
+    const overflow = getComputedStyle(el).overflowX;
+    if (el.scrollWidth > el.clientWidth + 1 && overflow !== 'auto' && overflow !== 'scroll')
+      bad.push('output: ' + el.textContent.slice(0, 40));
+  }
+  return bad;
+}"""
+
+
+def _figure_variants(run) -> dict[str, tuple[str, str | None]]:
+    """Each figure output of an executed notebook: the first 120 base64 characters of either rendering ->
+    (English base64, Chinese base64)."""
+    import nbformat
+
+    from nanohermes_nb.views.labels import ZH_PNG
+
+    out = {}
+    for cell in nbformat.read(run.ipynb, as_version=4).cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" in data:
+                en, zh = data["image/png"].replace("\n", ""), (data.get(ZH_PNG) or "").replace("\n", "") or None
+                out[en[:120]] = out[(zh or en)[:120]] = (en, zh)
+    return out
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_figures_are_legible_at_the_sites_width_in_the_pages_language_and_nothing_is_clipped(
+        site, browser, built_course, edition, tmp_path):
+    """At 1280 x 800, every figure's smallest axis or tick label is at least LEGIBLE_PX tall on screen (its size in
+    the PNG, recorded when it was drawn, times the scale the page shows it at, as the screenshot has it); a Chinese
+    page shows the Chinese rendering, with every label translated; no code line or output is cut off."""
+    import base64
+
+    from nanohermes_nb.views.labels import label_px_of, untranslated_of
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    problems, shown = [], 0
+    try:
+        for name in NOTEBOOKS:
+            run = built_course[1][Path(name).with_suffix(".ipynb").name]
+            variants = _figure_variants(run)
+            page.goto((site / edition / name).as_uri(), wait_until="load")
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            problems += [f"{edition}{name}: {what}" for what in page.evaluate(CLIPPED)]
+            for k, fig in enumerate(page.evaluate(FIGURES)):
+                key = fig["src"].split("base64,", 1)[-1][:120]
+                en, zh = variants.get(key, (None, None))
+                if en is None or zh is None:
+                    problems.append(f"{edition}{name} figure {k}: no Chinese rendering recorded")
+                    continue
+                png = base64.b64decode(zh)
+                if edition and key != zh[:120]:
+                    problems.append(f"{edition}{name} figure {k}: the Chinese page shows the English figure")
+                if edition and untranslated_of(png):
+                    problems.append(f"{edition}{name} figure {k}: labels without Chinese: {untranslated_of(png)}")
+                shot = page.locator(".jp-OutputArea-output img").nth(k).screenshot(path=str(tmp_path / f"{k}.png"))
+                on_screen = (label_px_of(png) or 99) * fig["shown"] / fig["natural"]
+                if on_screen < LEGIBLE_PX or fig["right"] > fig["contentRight"] + 1 or not shot:
+                    problems.append(f"{edition}{name} figure {k}: smallest label {on_screen:.1f} px on screen "
+                                    f"({fig['natural']} px wide shown at {fig['shown']:.0f})")
+                shown += 1
+    finally:
+        context.close()
+    assert shown >= 25 and not problems, "\n".join(problems)
+
+
+def test_no_page_cites_an_issue_number_or_spec(site):
+    """The code cites docs/rules.md as "SPEC" and names changes by issue number; the site's reader sees neither."""
+    stale = re.compile(r"\bissue \d+|\bSPEC\b")
+    found = [f"{name}: {m.group(0)}" for name in site_pages(site)
+             for m in [stale.search((site / name).read_text(encoding="utf-8"))] if m]
+    assert not found, found

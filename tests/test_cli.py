@@ -109,12 +109,12 @@ def test_ledger_wide_shows_every_column(capsys):
 def test_plurals_are_right(tmp_path, capsys):
     assert [plural(n, "event") for n in (0, 1, 2, 1500)] == ["0 events", "1 event", "2 events", "1,500 events"]
     one = replay(load_transcript(TWELVE))
-    assert one.totals.compactions == 1 and one.totals.summarizer_calls == 1  # the lesson's single compaction
+    assert one.totals.n_compactions == 1 and one.totals.summarizer_calls == 1  # the lesson's single compaction
     _, lines = run_here(capsys, "ledger", TWELVE)
     text = "\n".join(lines)
     assert "1 event (nanohermes), 1 summarizer call" in text and "1 events" not in text
     _, lines = run_here(capsys, "ledger", TWELVE, "--budget", "40000")
-    events = replay(load_transcript(TWELVE), budget=40_000).totals.compactions
+    events = replay(load_transcript(TWELVE), budget=40_000).totals.n_compactions
     assert events > 1 and f"{events} events (nanohermes), {events} summarizer calls" in "\n".join(lines)
     single = tmp_path / "one.json"
     single.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
@@ -189,8 +189,9 @@ def test_compact_prepends_the_empty_system_message_as_the_ledger_does(tmp_path, 
     out = tmp_path / "out.json"
     p = call(capsys, "compact", src, "--force", "-o", out)
     assert p.returncode == 0 and p.stdout.splitlines()[0] == f"# {notes[0]}"
-    ledger = call(capsys, "ledger", src)
+    ledger = call(capsys, "ledger", src, "--verbose")
     assert ledger.stdout.splitlines()[0] == f"# {notes[0]}"
+    assert notes[0] not in call(capsys, "ledger", src).stdout, "how the replay read the file: --verbose only"
     written = json.loads(out.read_text())
     assert written[0] == {"role": "system", "content": ""} and written[2:] == prepared[-len(written) + 2:]
     j = json.loads(call(capsys, "compact", src, "--force", "--json").stdout)
@@ -244,8 +245,8 @@ def test_verify_lines_read_true(capsys):
 
 def test_sweep_prints_a_compact_table_and_writes_the_full_frame(corpus, tmp_path, capsys):
     out = tmp_path / "sweep.csv"
-    p = call(capsys, "sweep", corpus.path, "--budgets", "30000,60k", "--keep-recent", "5,10", "--policies",
-             "nanohermes,observation_masking", "--csv", out)
+    grid = ("--budgets", "30000,60k", "--keep-recent", "5,10", "--policies", "nanohermes,observation_masking")
+    p = call(capsys, "sweep", corpus.path, *grid)
     assert p.returncode == 0, p.stderr
     files = corpus.files
     lines = p.stdout.splitlines()
@@ -255,12 +256,15 @@ def test_sweep_prints_a_compact_table_and_writes_the_full_frame(corpus, tmp_path
     assert len(table) == 1 + rows and table[0].split()[:4] == ["transcript", "policy", "budget", "keep"]
     frame = sweep([corpus.path], budgets=[30_000, 60_000], keep_recent=[5, 10],
                   policies=["nanohermes", "observation_masking"])
+    footer = " ".join(ln[2:] for ln in lines[len(table) + 1:])
+    assert f"{rows} rows" in footer and "--out FILE" in footer
+    assert "sweep [" in p.stderr and "/" + str(len(files)) in p.stderr
+    written_by = call(capsys, "sweep", corpus.path, *grid, "--csv", out, "--no-progress")  # --csv is --out
+    assert written_by.returncode == 0 and f"{rows} rows from {len(files)} transcripts written to {out}" in \
+        " ".join(ln[2:] for ln in written_by.stdout.splitlines())
     with open(out, newline="", encoding="utf-8") as f:
         written = list(csv.DictReader(f))
     assert list(written[0]) == list(frame.columns) and len(written) == len(frame) == rows
-    footer = " ".join(ln[2:] for ln in lines[len(table) + 1:])
-    assert f"{rows} rows" in footer and str(out) in footer
-    assert "sweep [" in p.stderr and "/" + str(len(files)) in p.stderr
     assert not [x for x in tmp_path.iterdir() if x.name.startswith(".")]  # no temporary file left
     wide = call(capsys, "sweep", corpus.path, "--budgets", "30000", "--wide", "--no-progress")
     assert wide.stdout.splitlines()[1].split() == [
@@ -412,8 +416,8 @@ def test_every_subcommand_answers_a_bad_path_with_one_line_and_exit_2(tmp_path, 
     _one_line_exit_2(call(capsys, "sweep", tmp_path / "nope"), "nope: no such file or folder")
     _one_line_exit_2(call(capsys, "sweep", TWELVE, tmp_path / "nope"), "nope: no such file or folder")
     _one_line_exit_2(call(capsys, "sweep", tmp_path / "empty"), "empty: no transcript files")
-    _one_line_exit_2(call(capsys, "sweep", TWELVE, "--csv", nowhere / "x.csv"), "--csv ", "no folder")
-    _one_line_exit_2(call(capsys, "sweep", TWELVE, "--csv", tmp_path), "--csv ", "is a folder")
+    _one_line_exit_2(call(capsys, "sweep", TWELVE, "--csv", nowhere / "x.csv"), "--out ", "no folder")
+    _one_line_exit_2(call(capsys, "sweep", TWELVE, "--csv", tmp_path), "--out ", "is a folder")
     _one_line_exit_2(call(capsys, "sweep", TWELVE, "--out", nowhere / "x.csv"), "--out ", "no folder")
     _one_line_exit_2(call(capsys, "sweep", TWELVE, "--out", tmp_path / "x.txt"), "--out ", ".csv or .parquet")
     _one_line_exit_2(call(capsys, "compact", TWELVE, "-o", nowhere / "x.json"), "-o ", "no folder")
@@ -429,7 +433,7 @@ def test_every_subcommand_answers_a_bad_path_with_one_line_and_exit_2(tmp_path, 
     (["sweep", TWELVE, "--budgets", "40k,lots"], "argument --budgets: takes comma-separated whole numbers"),
     (["sweep", TWELVE, "--keep-recent", "4,x"], "argument --keep-recent: takes comma-separated whole numbers"),
     (["sweep", TWELVE, "--jobs", "0"], "argument --jobs: takes one whole number of 1 or more"),
-    (["sweep", TWELVE, "--policies", "magic"], "--policies: unknown policy 'magic'"),
+    (["sweep", TWELVE, "--policies", "magic"], "argument --policies: invalid choice: 'magic' (choose from "),
     (["compact", TWELVE, "--verify", "--profile", "bedrock"], "argument --profile: invalid choice"),
     (["ledger", TWELVE, "--unit", "furlongs"], "argument --unit: invalid choice"),
 ])

@@ -19,8 +19,9 @@ from builders import agent_workspace
 from chat_server import ChatServer, Completion, Raw, tool_message
 
 import nanohermes_nb as nh
+from nanohermes_nb import context_size
 from nanohermes_nb.agent.loop import Agent
-from nanohermes_nb.agent.models import LLAMA_CPP_COMPAT, OPENAI_COMPAT, Compat, Usage
+from nanohermes_nb.agent.models import LLAMA_CPP_COMPAT, OPENAI_COMPAT, Compat, CompatWarning, Usage
 from nanohermes_nb.agent.transport import HTTPStatusError
 
 pytestmark = pytest.mark.timeout(60)
@@ -89,12 +90,53 @@ def test_tool_choice_can_be_left_out(workspace):
 # ---------------------------------------------------------------- content null after a tool call
 
 
-def test_a_server_that_rejects_null_content_stops_the_default_run_at_request_two(workspace):
-    script = [like_llama_cpp(grep_call()), like_llama_cpp("done")]
+def test_the_default_client_adapts_to_a_server_that_rejects_null_content_and_says_so_once(workspace):
+    """Issue 34: OpenAICompatibleModel with its defaults against llama.cpp's server got HTTP 500 at request 2."""
+    second = like_llama_cpp(grep_call('{"pattern": "def"}'))  # one script item per request: twice for request 2
+    script = [like_llama_cpp(grep_call()), second, second, like_llama_cpp("Two TODOs, one def.")]
+    with ChatServer(script) as server, Agent(workspace, model_for(server)) as agent:
+        with pytest.warns(CompatWarning, match=r"tool call with content null \(HTTP 500\) and took") as said:
+            result = agent.run("Find the TODOs.")
+    assert result.ok and result.requests == 3 and len(said) == 1
+    assert agent.model.compat == Compat("auto", empty_tool_call_content=True)
+    sent = [r["body"]["messages"] for r in server.requests]
+    assert len(sent) == 4  # request 2 refused once with null, then accepted with ""
+    assert sent[1][2]["content"] is None and sent[2][2]["content"] == "" and sent[1][3:] == sent[2][3:]
+    assert [m["content"] for m in sent[3] if m["role"] == "assistant"] == ["", ""]
+    # the reply recorded before the switch keeps its null (2 bytes more in the ledger than what was sent)
+    assert [m["content"] for m in result.messages if m["role"] == "assistant"] == [None, "", "Two TODOs, one def."]
+    ledger = result.ledger
+    for k, body in ((2, sent[2]), (3, sent[3])):
+        assert body == [{**m, "content": ""} if m.get("tool_calls") and m["content"] is None else m
+                        for m in as_sent(ledger.context(k))]
+        assert ledger.requests["size"][k - 1] - context_size(body) == 2
+
+
+def test_a_server_that_accepts_null_gets_null_and_no_second_request(workspace):
+    script = [grep_call(), "done"]
     with ChatServer(script) as server, Agent(workspace, model_for(server)) as agent:
         result = agent.run("Find the TODOs.")
+    assert result.ok and len(server.requests) == 2 and server.agent_requests[1]["messages"][2]["content"] is None
+    assert agent.model.compat == OPENAI_COMPAT
+    assert_ledger_is_what_was_sent(server, result)
+
+
+def test_a_refusal_that_is_not_about_null_is_reported_as_it_came_and_not_retried_again(workspace):
+    script = [grep_call(), Raw(500, "the server is broken"), Raw(500, "still broken")]
+    with ChatServer(script) as server, Agent(workspace, model_for(server)) as agent:
+        result = agent.run("Find the TODOs.")
+    assert result.error.startswith("request 2 failed: HTTP 500") and "the server is broken" in result.error
+    assert len(server.requests) == 3 and not agent.model.compat.retry_null_content
+    assert not agent.model.compat.empty_tool_call_content
+
+
+def test_retry_null_content_off_keeps_the_old_behaviour(workspace):
+    script = [like_llama_cpp(grep_call()), like_llama_cpp("done")]
+    with ChatServer(script) as server, \
+            Agent(workspace, model_for(server, compat=Compat(retry_null_content=False))) as agent:
+        result = agent.run("Find the TODOs.")
     assert result.error.startswith("request 2 failed: HTTP 500") and "Input should be a valid string" in result.error
-    assert server.agent_requests[1]["messages"][2]["content"] is None
+    assert len(server.requests) == 2
 
 
 def test_empty_tool_call_content_records_and_sends_an_empty_string(workspace):
@@ -213,3 +255,16 @@ def test_a_redirect_to_an_invalid_url_ends_the_run_with_an_error(workspace, loca
     assert result.error.startswith("request 1 failed: ") and "\n" not in result.error
     assert "redirect" in result.error.lower() or "location" in result.error.lower()
     assert len(server.requests) == 1
+
+
+def test_the_cli_run_against_such_a_server_finishes_and_says_it_adapted_in_one_line(workspace, tmp_path, capsys):
+    from nanohermes_nb.cli import main
+
+    second = like_llama_cpp("done")
+    with ChatServer([like_llama_cpp(grep_call()), second, second]) as server:
+        code = main(["run", "Find the TODOs.", "--workspace", str(workspace), "-o", str(tmp_path / "s.json"),
+                     "--base-url", server.url, "--model", "local", "--timeout", "10"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    notes = [line for line in out.err.splitlines() if line.startswith("nanohermes-nb: note: ")]
+    assert len(notes) == 1 and "content null (HTTP 500)" in notes[0]

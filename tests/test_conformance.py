@@ -18,7 +18,7 @@ def test_replay_matches_reference_and_keeps_legality(path):
     msgs = load_transcript(path)
     assistants = sum(1 for m in msgs if m.get("role") == "assistant")
     baseline = replay(msgs, budget=10**12, summarizer=S)
-    assert baseline.totals.requests == assistants and baseline.totals.compactions == 0
+    assert baseline.totals.n_requests == assistants and baseline.totals.n_compactions == 0
     for budget, keep in [(120_000, 10), (30_000, 10), (15_000, 4)]:
         L = replay(msgs, budget=budget, summarizer=S, policy=NanoHermesPolicy(keep_recent=keep))
         ref = pd.DataFrame(reference_replay(msgs, budget=budget, keep_recent=keep, summarizer=S))

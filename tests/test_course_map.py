@@ -86,3 +86,64 @@ def test_the_home_page_links_every_notebook_and_maps_every_section(built_course)
         assert f"href='{file[:-6]}.html'" in page or f'href="{file[:-6]}.html"' in page, file
     for s in CMAP.sections:
         assert s.zh in page and html.escape(s.en) in page
+
+
+_LINK = __import__("re").compile(r"\]\(((?:\d\d_[\w-]+\.ipynb)?)(#[^)\s]*)?\)")
+
+
+def _targets():
+    """Every heading anchor of every notebook, as JupyterLab and the site write it (map.anchor)."""
+    from nanohermes_nb.course.map import anchor
+
+    return {p.name: {anchor(h) for h in headings(p)} for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
+
+
+def _prose():
+    """(where, Markdown) of every notebook's prose cell and every Chinese translation block."""
+    from nanohermes_nb.course.translations import read_translation
+
+    for p in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(p, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                yield p.name, f"{p.name} cell {cell.get('id')}", cell.source
+    for p in sorted((ROOT / "notebooks" / "zh").glob("*.md")):
+        for cell_id, entry in read_translation(p).cells.items():
+            yield p.stem + ".ipynb", f"zh/{p.name} cell {cell_id}", entry.zh
+
+
+def test_every_link_between_notebooks_lands_on_a_notebook_and_a_heading():
+    """A link to NN_x.ipynb#Heading-text (or #Heading-text on the same page) needs that notebook and heading.
+
+    Written as JupyterLab writes anchors (the heading's text with spaces as dashes; markup left out), it
+    works in JupyterLab and on the site, where every heading gets that id; a Chinese heading gets the id
+    of the English one it translates, so the same links work in the Chinese edition.
+    """
+    import urllib.parse
+
+    targets, broken = _targets(), []
+    for own, where, text in _prose():
+        for m in _LINK.finditer(text):
+            page, fragment = m.group(1) or own, m.group(2)
+            if page not in targets:
+                broken.append(f"{where}: {m.group(0)[1:]} (no notebook {page})")
+            elif fragment and urllib.parse.unquote(fragment[1:]) not in targets[page]:
+                broken.append(f"{where}: {m.group(0)[1:]} (no heading with that anchor in {page})")
+    assert not broken, "links that land nowhere:\n" + "\n".join(broken)
+
+
+def test_every_source_a_notebook_builds_on_is_linked_in_both_editions():
+    """data/sources.json lists the papers and essays a notebook uses; each link is in its prose and its Chinese."""
+    import json
+
+    from nanohermes_nb.course.translations import read_translation, translation_path
+
+    sources = json.loads((ROOT / "data" / "sources.json").read_text(encoding="utf-8"))["notebooks"]
+    missing = []
+    for name, links in sources.items():
+        path = ROOT / "notebooks" / name
+        assert path.exists(), f"data/sources.json names {name}, which is not a notebook"
+        english = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+        chinese = "\n".join(e.zh for e in read_translation(translation_path(path)).cells.values())
+        missing += [f"{name}: {link} not in the {edition}" for link in links
+                    for edition, text in (("English prose", english), ("Chinese", chinese)) if f"]({link})" not in text]
+    assert not missing, "\n".join(missing)

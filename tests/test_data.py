@@ -121,7 +121,7 @@ def test_pure_chat_passes_the_budget_but_never_compacts():
     assert not any(m.get("tool_calls") for m in msgs)
     assert context_size(msgs) > BUDGET
     ledger = replay(msgs)
-    assert ledger.totals.compactions == 0
+    assert ledger.totals.n_compactions == 0
     assert ledger.totals.peak_request > BUDGET
 
 
@@ -139,7 +139,7 @@ def test_recent_messages_alone_exceed_the_budget():
     msgs = session("trap_recent_over_budget.json")
     assert check_history(msgs) == []
     ledger = replay(msgs)
-    assert ledger.totals.compactions >= 1
+    assert ledger.totals.n_compactions >= 1
     assert ledger.totals.ineffective_compactions >= 1
     assert ledger.requests[ledger.requests["compacted"]]["size_after"].iloc[0] > BUDGET
 
@@ -162,8 +162,8 @@ def test_chinese_session_is_under_the_budget_in_chars_and_over_in_bytes():
     assert measure(msgs, "chars") < BUDGET < measure(msgs, "bytes")
     reads = "".join(m["content"] for m in msgs if m["role"] == "tool" and "｜" in m["content"])
     assert 2.5 <= len(reads.encode()) / len(reads) <= 3.0  # about 3 bytes per character
-    assert replay(msgs).totals.compactions >= 1
-    assert replay(msgs, unit="chars").totals.compactions == 0
+    assert replay(msgs).totals.n_compactions >= 1
+    assert replay(msgs, unit="chars").totals.n_compactions == 0
 
 
 # --------------------------------------------------------------------------- the article's numbers

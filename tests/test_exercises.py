@@ -100,7 +100,7 @@ def test_for_build_inserts_solution_and_recheck_and_the_input_is_unchanged():
     assert nbformat.writes(nb) == before
     tags = [c.metadata.get("tags", []) for c in built.cells]
     assert tags[3] == tags[4] == [ex.INJECTED] and built.cells[3].source == nb.cells[5].source
-    assert built.cells[4].source == nb.cells[2].source and "prove(['99.1'])" in built.cells[-1].source
+    assert built.cells[4].source == nb.cells[2].source and "prove(['99.1']" in built.cells[-1].source
     assert [c.source for c in ex.for_reader(built).cells if ex.INJECTED not in c.metadata.get("tags", [])] == \
         [c.source for c in nb.cells] + [built.cells[-1].source]
 
@@ -147,3 +147,145 @@ def test_every_part_has_a_design_exercise_with_a_worked_answer(part):
                for e in ex.exercise_cells(_cells(p)).values() if e.design]
     assert designs, f"part {part['n']} ({part['title']}): no design exercise"
     assert all(e.solution is not None for e in designs), "a design exercise without its worked answer"
+
+
+# ---------------------------------------------------------------- wrong implementations: checks that catch wrong code
+
+
+def _exercises():
+    """(notebook name, Exercise, cells) of every exercise of every notebook."""
+    for path in NOTEBOOKS:
+        cells = _cells(path)
+        for e in ex.exercise_cells(cells).values():
+            yield path.name, e, cells
+
+
+IMPLEMENT = [(name, e, cells) for name, e, cells in _exercises() if e.implement and not e.design]
+PREDICT = [(name, e, cells) for name, e, cells in _exercises() if not e.implement and not e.design]
+
+
+def test_every_implement_exercise_keeps_three_wrong_implementations_and_each_applies():
+    """At least 3 per implement exercise, 66 in all; each is its solution with an edit that applies, and differs."""
+    from nanohermes_nb.course.wrong import definitions, wrong_implementations
+
+    registered = wrong_implementations()
+    assert len(registered) >= 66, f"{len(registered)} wrong implementations registered; the course keeps 66 or more"
+    by_id = {e.id: (name, cells[e.solution].source) for name, e, cells in IMPLEMENT}
+    orphans = sorted({w.exercise for w in registered} - set(by_id))
+    assert not orphans, f"wrong implementations registered for exercises that are not implement exercises: {orphans}"
+    few = [f"{name} {e}: {sum(w.exercise == e for w in registered)}" for e, (name, _) in by_id.items()
+           if sum(w.exercise == e for w in registered) < 3]
+    assert not few, "implement exercises with fewer than 3 wrong implementations (nanohermes_nb/course/wrong/): " + \
+        "; ".join(few)
+    for w in registered:
+        solution = by_id[w.exercise][1]
+        code = w.code(solution)  # raises, naming it, when an edit no longer applies to the solution
+        compile(code, f"wrong implementation {w.exercise} {w.name!r}", "exec")
+        assert code != definitions(solution), f"{w.exercise} {w.name!r} is the solution itself"
+    assert len({(w.exercise, w.name) for w in registered}) == len(registered), "two wrong implementations share a name"
+
+
+def test_a_wrong_implementation_must_name_what_it_changes():
+    from nanohermes_nb.course.wrong import WrongImplementation
+
+    with pytest.raises(ValueError, match="either replace or source"):
+        WrongImplementation("1.1", "nothing")
+    bad = WrongImplementation("1.1", "gone", replace=(("x + x", "x"),))
+    with pytest.raises(ValueError, match="'x \\+ x' is not in the solution"):
+        bad.code("def f(x):\n    return 2 * x")
+    kept = WrongImplementation("1.1", "off by one", replace=(("2 * x", "2 * x + 1"),))
+    assert kept.code("import math\n\n\ndef f(x):\n    return 2 * x\n\n\nprint(f(3))\n") == \
+        "import math\n\n\ndef f(x):\n    return 2 * x + 1"            # the definitions only: the print is not run
+
+
+def test_for_build_runs_each_wrong_implementation_before_the_solution(monkeypatch):
+    from nanohermes_nb.course.wrong import WrongImplementation
+
+    wrongs = [WrongImplementation("99.1", "adds", replace=(("2 * x", "x + 2"),)),
+              WrongImplementation("99.1", "halves", source="def double(x):\n    return x // 2")]
+    monkeypatch.setattr(ex, "_wrong_for", lambda exercise: wrongs if exercise == "99.1" else [])
+    built = ex.for_build(_notebook("return 2 * x"))
+    ids = [c.get("id") for c in built.cells]
+    assert ids[3:9] == ["injected-wrong-99.1-0", "injected-wrong-check-99.1-0", "injected-wrong-99.1-1",
+                        "injected-wrong-check-99.1-1", "injected-solution-99.1", "injected-check-99.1"]
+    assert 'attempt("99.1", "adds")' in built.cells[3].source.replace("'", '"') and "x + 2" in built.cells[3].source
+    assert "[('99.1', 'adds'), ('99.1', 'halves')]" in built.cells[-1].source
+
+
+def test_prove_fails_when_a_wrong_implementation_passes(capsys):
+    ex.reset()
+    ex.check("3.1", lambda: ex.close_to(None, 1))           # the starter
+    ex.attempt("3.1", "off by one")
+    ex.check("3.1", lambda: ex.close_to(2, 1))               # rejected
+    ex.attempt("3.1", "the same in disguise")
+    ex.check("3.1", lambda: None)                            # passed: the check cannot tell
+    ex.check("3.1", lambda: None)                            # the solution
+    assert ex.verdicts() == {"3.1": [False, True]}
+    assert ex.attempts() == {("3.1", "off by one"): False, ("3.1", "the same in disguise"): True}
+    with pytest.raises(AssertionError, match="3.1: the wrong implementation 'the same in disguise' passed"):
+        ex.prove(["3.1"], [("3.1", "off by one"), ("3.1", "the same in disguise")])
+    with pytest.raises(AssertionError, match="'never tried' was never checked"):
+        ex.prove(["3.1"], [("3.1", "never tried")])
+    assert "rejected all 1 wrong implementation" in ex.prove(["3.1"], [("3.1", "off by one")])
+
+
+@pytest.mark.slow  # starts a kernel
+def test_the_build_fails_when_a_check_passes_a_wrong_implementation(tmp_path, monkeypatch):
+    from nanohermes_nb.course.wrong import WrongImplementation
+
+    sneaky = [WrongImplementation("99.1", "right only on the cases", replace=(("2 * x", "x + x + (x == 7)"),))]
+    monkeypatch.setattr(ex, "_wrong_for", lambda exercise: sneaky)
+    path = tmp_path / "99_demo.ipynb"
+    nbformat.write(_notebook("return 2 * x"), path)
+    run = execute_notebook(path, tmp_path / "out", timeout=60)
+    assert not run.ok and "'right only on the cases' passed" in (run.error or "")
+
+
+@pytest.mark.slow
+def test_every_wrong_implementation_was_rejected_in_the_built_course(built_course):
+    """The executed course: every notebook's proof names how many wrong implementations its checks rejected."""
+    import re
+
+    from nanohermes_nb.course.wrong import wrong_implementations
+
+    _, runs = built_course
+    rejected = 0
+    for run in runs.values():
+        assert run.ok, f"{run.name}: {run.problem}"
+        text = "".join(o.get("text", "") for c in nbformat.read(run.ipynb, as_version=4).cells
+                       if ex.PROOF in c.metadata.get("tags", []) for o in c.get("outputs", []))
+        rejected += sum(int(n) for n in re.findall(r"rejected all (\d+) wrong implementation", text))
+    assert rejected == len(wrong_implementations()) >= 66
+
+
+# ---------------------------------------------------------------- predict exercises: the answer is not in the check
+
+
+def test_every_predict_exercise_is_judged_out_of_sight():
+    """A predict exercise's check cell computes nothing: it hands the answers and the notebook's objects to
+    ``predictions.judge``, which works out the true value where the learner cannot read it off the cell."""
+    import ast
+
+    from nanohermes_nb.course.predictions import judges
+
+    registered, problems = judges(), []
+    for name, e, cells in PREDICT:
+        where = f"{name} exercise {e.id}"
+        if e.id not in registered:
+            problems.append(f"{where}: no judge in nanohermes_nb/course/predictions/")
+        tree = ast.parse(cells[e.check].source)
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nanohermes_nb.course."):
+                continue
+            call = node.value if isinstance(node, ast.Expr) else None
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "check":
+                calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call)]
+                named = sorted({getattr(c.func, "id", "") or ast.unparse(c.func) for c in calls} - {"check", "judge"})
+                if named:
+                    problems.append(f"{where}: the check cell computes ({', '.join(named)}); let the judge do it")
+                continue
+            problems.append(f"{where}: the check cell does more than import and call check(..., judge(...)): "
+                            f"{ast.unparse(node)[:60]}")
+    stale = sorted(set(registered) - {e.id for _, e, _ in PREDICT})
+    assert not stale, f"judges for exercises that are not predict exercises: {stale}"
+    assert not problems, "\n".join(problems)

@@ -124,7 +124,7 @@ def test_problem_counts_equal_a_full_check_of_every_context_sent(corpus):
         for budget, keep in itertools.product((3_000, 6_000, 15_000), (1, 2, 3, 5)):
             ledger = replay(rec, budget=budget, retention=False, prefix_reuse=False,
                             policy=nh.NanoHermesPolicy(keep_recent=keep))
-            for r in range(1, ledger.totals.requests + 1):
+            for r in range(1, ledger.totals.n_requests + 1):
                 context = ledger.context(r)
                 for profile in PROFILES:
                     checker = HistoryChecker(profile)

@@ -52,7 +52,7 @@ def test_compaction_rows_and_events():
     L = replay(msgs, budget=budget, summarizer=lambda e: "S")
     req = L.requests
     hit = req[req["compacted"]]
-    assert len(hit) == L.totals.compactions == len(L.compactions) >= 1
+    assert len(hit) == L.totals.n_compactions == len(L.compactions) >= 1
     first = hit.iloc[0]
     assert first["size_before"] > budget and first["size_after"] < first["size_before"]
     ev = L.compactions[0]
@@ -62,14 +62,14 @@ def test_compaction_rows_and_events():
     nxt = req[req["request"] == first["request"] + 1].iloc[0]
     assert nxt["size"] == first["size_after"]
     assert L.totals.cumulative_input < L.totals.cumulative_input_no_compaction
-    assert L.totals.summarizer_calls == L.totals.compactions
+    assert L.totals.summarizer_calls == L.totals.n_compactions
 
 
 def test_reply_without_tool_calls_runs_no_check():
     # pure chat over budget never compacts (trap 7)
     msgs = [SYSTEM] + [m for k in range(30) for m in (user("u" * 1000), assistant("a" * 1000))]
     L = replay(msgs, budget=5_000)
-    assert L.totals.compactions == 0 and L.totals.peak_request > 5_000
+    assert L.totals.n_compactions == 0 and L.totals.peak_request > 5_000
     assert (L.requests["size_after"] == L.requests["size_before"]).all()
 
 
@@ -81,7 +81,7 @@ def test_trailing_unanswered_call_still_checks():
     base = session(12, body="x" * 100)
     msgs = base + [assistant("y" * 4_000, ["last"])]
     L = replay(msgs, budget=context_size(base) + 500, summarizer=lambda e: "S")
-    assert L.totals.compactions == 1
+    assert L.totals.n_compactions == 1
     assert [e.request for e in L.compactions] == [len(L.requests)]
     assert L.requests["compacted"].iloc[-1] and not L.requests["compacted"].iloc[:-1].any()
 
@@ -186,7 +186,7 @@ def test_50mb_transcript_loads_and_replays_within_a_few_copies(tmp_path):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert L.totals.requests == k and L.totals.compactions > 100
+    assert L.totals.n_requests == k and L.totals.n_compactions > 100
     assert peak < 5 * size, f"peak {peak / size:.1f}x the file"
 
 
@@ -194,7 +194,7 @@ def test_contexts_rebuild_every_request():
     msgs = session(14, body="x" * 1500, n_calls=2)
     L = replay(msgs, budget=9_000, summarizer=lambda e: "S")
     contexts = list(L.contexts())
-    assert len(contexts) == len(L.requests) and L.totals.compactions >= 2
+    assert len(contexts) == len(L.requests) and L.totals.n_compactions >= 2
     for ctx, (_, row) in zip(contexts, L.requests.iterrows(), strict=True):
         assert len(ctx) == row["messages"] and context_size(ctx) == row["size"]
 
@@ -208,3 +208,23 @@ def test_context_of_one_request():
     assert context_size(ctx) == L.requests["size"].iloc[k - 1]
     with pytest.raises(IndexError):
         L.context(0)
+
+
+def test_a_count_is_named_n_and_the_old_name_warns_until_it_goes():
+    """Issue 34: ``requests`` named a tuple, an int and a DataFrame, ``compactions`` events and counts. The counts
+    are ``n_requests`` and ``n_compactions`` now; the columns keep their names; the old attributes still answer,
+    with a ``DeprecationWarning`` that names the new one."""
+    from nanohermes_nb.engine.recorded import RecordedSession
+
+    msgs = session(12)
+    ledger = replay(msgs, budget=3_000)
+    t = ledger.totals
+    assert t.n_requests == len(ledger.requests) == RecordedSession.of(msgs).n_requests
+    assert t.n_compactions == len(ledger.compactions) >= 1
+    assert ledger.records()[0]["request"] == 1 and {"requests", "compactions"} <= set(t.as_dict())
+    assert (t.as_dict()["requests"], t.as_dict()["compactions"]) == (t.n_requests, t.n_compactions)
+    for owner, old, new in ((t, "requests", "n_requests"), (t, "compactions", "n_compactions"),
+                            (RecordedSession.of(msgs), "requests", "n_requests")):
+        with pytest.warns(DeprecationWarning, match=rf"{type(owner).__name__}\.{old} is deprecated since 0\.3\.0; "
+                                                    rf"use {type(owner).__name__}\.{new}"):
+            assert getattr(owner, old) == getattr(owner, new)

@@ -146,3 +146,32 @@ def test_the_fitting_summarizer_summarizes_an_excerpt_larger_than_the_window():
     assert text.strip() and fitted.last_cost.calls >= 3 and fitted.last_cost.rounds >= 2
     assert fitted.last_cost.prompt_tokens > 1024 and not fitted.last_cost.estimated
 
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+@pytest.mark.skipif(REASON is not None, reason=f"no local model: {REASON}")
+@slow_model
+def test_the_documented_client_with_its_defaults_gets_past_the_second_request(tmp_path):
+    """Issue 34: OpenAICompatibleModel(url, key, model), nothing else, against llama-cpp-python's server."""
+    import warnings
+
+    from nanohermes_nb import OpenAICompatibleModel
+    from nanohermes_nb.agent.models import CompatWarning
+
+    workspace = agent_workspace(tmp_path)
+    with LocalModel() as local:
+        model = OpenAICompatibleModel(local.base_url, None, local.model, timeout=300)
+        assert model.compat == OPENAI_COMPAT
+        with warnings.catch_warnings(record=True) as said, \
+                Agent(workspace, model, budget=60_000, system="You are a coding agent. Use the tools.") as agent:
+            warnings.simplefilter("always")
+            result = agent.run("Use grep to find the word TODO in the workspace, then read notes.txt.",
+                               max_requests=3)
+    first = result.messages[2] if len(result.messages) > 2 else {}
+    if not first.get("tool_calls"):
+        pytest.skip("the model answered without calling a tool this time: nothing was sent back with null")
+    assert result.requests >= 2 and "HTTP 500" not in (result.error or ""), result.error
+    assert model.compat.empty_tool_call_content
+    assert [str(w.message) for w in said if issubclass(w.category, CompatWarning)][:1] and \
+        sum(issubclass(w.category, CompatWarning) for w in said) == 1

@@ -14,7 +14,8 @@ import pytest
 from builders import session
 
 from nanohermes_nb import compact
-from nanohermes_nb.views import compaction_table, message_table, report
+from nanohermes_nb.context import display
+from nanohermes_nb.views import compaction_table, message_table
 from nanohermes_nb.views.tables import message_frame, style_frame
 
 MONEY = "It costs $5 and $10; in LaTeX $x^2$ and $$y$$"
@@ -62,8 +63,8 @@ def _tables() -> dict[str, str]:
         "message_table": message_table(msgs).to_html(),
         "compaction_table": compaction_table(result).to_html(),
         "style_frame": style_frame(message_frame(msgs), caption="costs $5 and $10").to_html(),
-        "report.html_table": report.html_table(report.message_rows(msgs)),
-        "report.compaction_html": report.compaction_html(result),
+        "display.html_table": display.html_table(display.message_rows(msgs)),
+        "display.compaction_html": display.compaction_html(result),
         "CompactionResult._repr_html_": result._repr_html_(),
     }
 
@@ -78,4 +79,4 @@ def test_text_with_dollars_sits_inside_an_element_mathjax_skips(name: str) -> No
 
 def test_the_check_itself_sees_an_unprotected_table() -> None:
     assert _dollars(f"<table><tr><td>{MONEY}</td></tr></table>") == [(MONEY, False)]
-    assert _dollars(f'<table class="{report.NO_MATH}"><tr><td>{MONEY}</td></tr></table>') == [(MONEY, True)]
+    assert _dollars(f'<table class="{display.NO_MATH}"><tr><td>{MONEY}</td></tr></table>') == [(MONEY, True)]

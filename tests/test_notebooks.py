@@ -93,3 +93,69 @@ def test_labs_run_over_the_real_transcripts(tmp_path, prefix, corpus):
     assert run.ok, run.error
     nb = json.loads(Path(run.ipynb).read_text(encoding="utf-8"))
     assert any("injected-parameters" in c["metadata"].get("tags", []) for c in nb["cells"])
+
+
+SHARED_READERS = [p for p in NOTEBOOKS if "../../shared/" in p.read_text(encoding="utf-8")]
+
+
+def clone_parameter(path):
+    """The parameter a notebook that reads ../shared offers to point it at the vendored data instead.
+
+    The convention: a cell tagged ``parameters`` sets ``<NAME>_DIR = None``, and ``../data/<name>`` is the
+    vendored sample a clone has (``AGENTLOGS_DIR`` -> ``../data/agentlogs``).
+    """
+    tagged = [c for c in code_cells(path) if "parameters" in c.metadata.get("tags", [])]
+    found = [m.group(1) for c in tagged for m in re.finditer(r"^(\w+)_DIR = None\b", c.source, re.M)]
+    assert found, f"{path.name} reads ../shared: give it a parameters cell with `<NAME>_DIR = None` (docs/course.md)"
+    return f"{found[0]}_DIR", f"../data/{found[0].lower()}"
+
+
+@pytest.mark.parametrize("path", SHARED_READERS, ids=[p.name for p in SHARED_READERS])
+def test_a_notebook_reading_shared_runs_and_holds_in_a_clone_without_it(tmp_path, path):
+    """A user's clone has no ../shared: the notebook runs on the vendored sample, and its own assertions hold."""
+    name, vendored = clone_parameter(path)
+    assert (path.parent / vendored).is_dir(), f"{path.name}: no vendored {vendored}"
+    run = execute_notebook(path, tmp_path, {name: vendored}, timeout=300, suffix="-clone")
+    assert run.ok, f"{path.name} on the vendored sample alone: {run.problem}"
+
+
+MY_CODE = [p for p in NOTEBOOKS if any(c.source.startswith("MY_CODE = False") for c in code_cells(p)
+                                       if "parameters" in c.metadata.get("tags", []))]
+
+
+def test_the_learners_module_is_their_early_exercises_and_later_notebooks_can_switch_to_it():
+    """notebooks/mine.py holds clamp, find_cut and compact as exercises 7.1, 10.1 and 10.2 ask; it agrees with the
+    package on the real transcripts; the notebooks that offer the switch are the ones docs/course.md names."""
+    import nanohermes_nb as nh
+    from nanohermes_nb.course.mine import context_layer
+
+    layer = context_layer(True, ROOT / "notebooks" / "mine.py")
+    for t in nh.load_transcripts(ROOT / "data" / "transcripts"):
+        msgs = list(t)
+        for keep in (0, 4, 10):
+            assert layer.find_cut(msgs, keep) == nh.find_cut(msgs, keep)
+        theirs, ours = layer.compact(msgs, force=True, keep_recent=4), nh.compact(msgs, force=True, keep_recent=4)
+        assert (theirs.messages, theirs.cut, theirs.note) == (ours.messages, ours.cut, ours.note)
+        texts = [m["content"] for m in msgs if isinstance(m.get("content"), str)]
+        assert all(layer.clamp(x, cap) == nh.clamp(x, cap) for x in texts for cap in (10, 1_000))
+        assert layer.replay(msgs, budget=20_000).totals == nh.replay(msgs, budget=20_000).totals
+    with pytest.raises(TypeError, match="has no option cut='backward'"):
+        layer.compact(msgs, force=True, cut="backward")
+    assert [p.name[:2] for p in MY_CODE] == ["12", "13", "21", "22", "25", "26"]
+    assert "MY_CODE" in (ROOT / "docs" / "course.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", MY_CODE, ids=[p.name for p in MY_CODE])
+def test_a_notebook_runs_end_to_end_on_the_learners_own_code(tmp_path, path):
+    run = execute_notebook(path, tmp_path, {"MY_CODE": True}, timeout=300, suffix="-mine")
+    assert run.ok, f"{path.name} with MY_CODE = True: {run.problem}"
+
+
+def test_the_switch_really_runs_the_learners_code(tmp_path):
+    """A learner's compact that keeps one message too many: notebook 13 says so (its assertions fail)."""
+    broken = (ROOT / "notebooks" / "mine.py").read_text(encoding="utf-8").replace(
+        "start = max(len(messages) - keep_recent, 0)", "start = max(len(messages) - keep_recent - 1, 0)")
+    (tmp_path / "mine.py").write_text(broken, encoding="utf-8")
+    path = next(p for p in MY_CODE if p.name.startswith("13"))
+    run = execute_notebook(path, tmp_path, {"MY_CODE": str(tmp_path / "mine.py")}, timeout=300, suffix="-broken")
+    assert not run.ok and "AssertionError" in (run.error or "")

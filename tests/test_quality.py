@@ -149,7 +149,7 @@ def test_isolate_keeps_a_legal_history_and_rejects_partial_stretches():
     handed = isolate(TWELVE, start, end, "the report")
     assert check_history(handed) == [] and len(handed) == len(TWELVE) - (end - start) + 2
     assert handed[start + 1]["content"] == "the report" and handed[:start] == TWELVE[:start]
-    assert replay(handed).totals.compactions == 0 < replay(TWELVE).totals.compactions
+    assert replay(handed).totals.n_compactions == 0 < replay(TWELVE).totals.n_compactions
     with pytest.raises(ValueError):
         isolate(TWELVE, start + 1, end, "r")
     with pytest.raises(ValueError):

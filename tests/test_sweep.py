@@ -81,15 +81,17 @@ def test_loaded_transcripts_are_named_by_their_file_other_lists_by_their_place(c
     assert list(frame["transcript"]) == [p.name for p in corpus.files[:2]] + ["transcript 2"]
 
 
-def test_the_split_sweep_module_still_exports_every_name_from_its_old_path():
-    """engine.sweep is split in grid, running, sinks and compare: each name of its __all__ still imports from it."""
+def test_the_split_sweep_module_exports_what_a_sweep_returns_and_compare_lives_apart():
+    """engine.sweep is split in grid, running and sinks: the names a sweep's caller needs import from it; since
+    0.3.0 ``compare_policies`` imports only from ``engine.compare`` (the moved-name shim is gone)."""
     import nanohermes_nb as nh
     from nanohermes_nb.engine import compare, grid, running, sinks
     from nanohermes_nb.engine import sweep as old
 
-    homes = {"sweep": old, "compare_policies": compare, "SWEEP_COLUMNS": grid, "Skipped": grid,
+    homes = {"sweep": old, "SWEEP_COLUMNS": grid, "Skipped": grid,
              "sweep_columns": grid, "Progress": running, "SweepReport": sinks}
     assert sorted(old.__all__) == sorted(homes)
     for name, home in homes.items():
         assert getattr(old, name) is getattr(home, name), name
+    assert not hasattr(old, "compare_policies")
     assert nh.compare_policies is compare.compare_policies and nh.sweep is old.sweep

@@ -18,7 +18,7 @@ from conftest import ROOT
 
 from nanohermes_nb.course import translations as T
 from nanohermes_nb.course.build import notebook_paths
-from nanohermes_nb.course.map import course_map
+from nanohermes_nb.course.map import anchor, course_map
 
 NOTEBOOKS = notebook_paths(ROOT / "notebooks")
 NAMES = [p.name for p in NOTEBOOKS]
@@ -86,7 +86,7 @@ def test_the_chinese_headings_keep_the_english_link_targets(path):
     zh_text = "\n".join(c.source for c in zh.cells if c.cell_type == "markdown")
     for cell in T.prose_cells(en):
         for m in re.finditer(r"^#{1,6} (.+)$", T._FENCE.sub("", cell.source), re.M):
-            target = m.group(1).strip().replace(" ", "-")
+            target = anchor(m.group(1))
             assert f'<a id="{T.html.escape(target)}"></a>' in zh_text, f"{path.name}: #{target} lost in Chinese"
 
 
@@ -189,3 +189,40 @@ def test_the_command_reports_and_fails_on_a_missing_translation(tmp_path, capsys
     assert T.main([str(path), "--show", "--zh-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "cell n1: missing" in out and "New prose." in out
+
+
+# ---------------------------------------------------------------- the article's own Chinese
+
+
+REFUSED = T.refused_forms()
+ARTICLE = sorted((ROOT.parent / "shared" / "seed").glob("*.txt"))
+
+
+def test_the_glossary_gives_each_term_as_the_article_writes_it():
+    terms = json.loads((ROOT / "data" / "glossary.json").read_text(encoding="utf-8"))["terms"]
+    assert {"智能体": "Agent", "词元": "token", "提示语": "说明", "孤儿": "孤立工具结果"}.items() <= REFUSED.items()
+    assert "省略说明" in {t["zh"] for t in terms}, "the clamp's note is the article's 省略说明"
+    assert all(t.get("source") in ("article", "course") for t in terms)
+    if not ARTICLE:
+        pytest.skip("the article is not beside this checkout (CI has it in ../shared/seed)")
+    text = ARTICLE[0].read_text(encoding="utf-8")
+    for t in terms:
+        assert (t["zh"] in text) == (t["source"] == "article"), f"{t['zh']}: source {t['source']!r}"
+        assert not [f for f in t.get("refuse", ()) if f in text], f"{t['zh']}: a refused form is the article's own"
+
+
+@pytest.mark.parametrize("path", sorted(T.ZH_DIR.glob("*.md")), ids=lambda p: p.name)
+def test_every_chinese_cell_writes_the_articles_terms(path):
+    """No block of a translation (title included) uses a form the glossary refuses for one of the article's terms."""
+    tr = T.read_translation(path)
+    problems = [f"{path.name} {where}: {line}" for where, text in [("title", tr.title), *((f"cell {k}", e.zh)
+                for k, e in tr.cells.items())] for line in T.term_problems(text, REFUSED)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_chinese_the_course_generates_writes_the_articles_terms():
+    """The Chinese written by code (home page, headers and footers, folded solutions, figure labels) too."""
+    sources = [*(ROOT / "nanohermes_nb" / "course").rglob("*.py"), *(ROOT / "nanohermes_nb" / "views").glob("*.py")]
+    problems = [f"{p.relative_to(ROOT)}: {line}" for p in sources for line in
+                T.term_problems(p.read_text(encoding="utf-8"), REFUSED)]
+    assert not problems, "\n".join(problems)

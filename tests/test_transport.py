@@ -19,16 +19,14 @@ from servers import BOMB_BYTES, Hostile, chat_reply
 
 from nanohermes_nb import OpenAICompatibleSummarizer, compact
 from nanohermes_nb.agent import transport as tp
+from nanohermes_nb.agent.chat import ChatClient, Scrubber, check_api_key
 from nanohermes_nb.agent.transport import (
     AddressRefused,
     APIKeyError,
-    ChatClient,
     HTTPStatusError,
     MalformedReply,
     RedirectRefused,
-    Scrubber,
     TransportTimeout,
-    check_api_key,
     fetch,
     is_public_address,
 )

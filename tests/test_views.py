@@ -15,27 +15,16 @@ from matplotlib.collections import PathCollection
 import nanohermes_nb
 from nanohermes_nb import compact, load_transcript, replay, sweep
 from nanohermes_nb.context.clamp import clamp_report
+from nanohermes_nb.context.display import STATUS_COLOURS
 from nanohermes_nb.context.sizing import measure_each
-from nanohermes_nb.views import plots, tables, widgets
-from nanohermes_nb.views.plots import (
-    composition_frame,
-    plot_by_turn,
-    plot_composition,
-    plot_cumulative,
-    plot_ledger,
-    plot_sweep,
-    plot_tool_sizes,
-)
-from nanohermes_nb.views.report import STATUS_COLOURS
+from nanohermes_nb.views import clamp_widgets, plots, tables, widgets
+from nanohermes_nb.views.clamp_widgets import clamp_explorer, explore_clamp
+from nanohermes_nb.views.context_plots import composition_frame, plot_composition, plot_tool_sizes
+from nanohermes_nb.views.cut_widgets import cut_explorer, explore_cut
+from nanohermes_nb.views.plots import plot_by_turn, plot_cumulative, plot_ledger
+from nanohermes_nb.views.sweep_plots import plot_sweep
 from nanohermes_nb.views.tables import compaction_table, message_table
-from nanohermes_nb.views.widgets import (
-    budget_explorer,
-    clamp_explorer,
-    cut_explorer,
-    explore_budget,
-    explore_clamp,
-    explore_cut,
-)
+from nanohermes_nb.views.widgets import budget_explorer, explore_budget
 
 pytestmark = pytest.mark.usefixtures("close_figures")
 
@@ -130,7 +119,7 @@ def test_message_table():
 
 def test_plot_ledger_artists():
     L = compacting_ledger()
-    n = L.totals.compactions
+    n = L.totals.n_compactions
     assert n >= 2
     ax = plot_ledger(L)
     assert isinstance(ax, Axes)
@@ -165,7 +154,7 @@ def test_plot_ledger_several_ledgers():
     assert len(lines) == 2
     labels = [line.get_label() for line in lines]
     assert labels[0].startswith("nanohermes (budget 8,000") and labels[1].startswith("nanohermes (budget 6,000")
-    assert f"{a.totals.compactions} compactions" in labels[0]
+    assert f"{a.totals.n_compactions} compactions" in labels[0]
     assert sorted(line.get_ydata()[0] for line in by_gid(ax, "budget")) == [6_000, 8_000]
     assert len(by_gid(ax, "compactions", "collections")) == 2
     ax = plot_ledger({"generous": a, "tight": b})
@@ -294,11 +283,11 @@ def test_explore_budget_plain():
     msgs = session(12, body="x" * 1000)
     meters: dict = {}
     v = explore_budget(msgs, budget=8_000, meters=meters)
-    assert v.ledger.budget == 8_000 and f"{v.ledger.totals.compactions} compactions" in v.line
-    assert v.ledger.totals.compactions >= 2 and f"{v.ledger.totals.requests} requests" in v.line
+    assert v.ledger.budget == 8_000 and f"{v.ledger.totals.n_compactions} compactions" in v.line
+    assert v.ledger.totals.n_compactions >= 2 and f"{v.ledger.totals.n_requests} requests" in v.line
     assert "bytes" in meters  # the meters dict is filled and reused
     v2 = explore_budget(msgs, budget=10**9, meters=meters)
-    assert v2.ledger.totals.compactions == 0 and v2.line != v.line
+    assert v2.ledger.totals.n_compactions == 0 and v2.line != v.line
 
 
 def test_budget_explorer_controls_drive_the_output():
@@ -306,9 +295,9 @@ def test_budget_explorer_controls_drive_the_output():
     w = budget_explorer(msgs, budget=30_000)
     assert set(w.controls) == {"budget", "keep_recent", "unit", "summary_role", "cut"}
     first_png, first_line = w.image.value, w.totals.value
-    assert w.view.ledger.totals.compactions == 0 and b"<svg" in bytes(first_png) and w.image.format == "svg+xml"
+    assert w.view.ledger.totals.n_compactions == 0 and b"<svg" in bytes(first_png) and w.image.format == "svg+xml"
     w.controls["budget"].value = 8_000
-    assert w.view.ledger.budget == 8_000 and w.view.ledger.totals.compactions >= 2
+    assert w.view.ledger.budget == 8_000 and w.view.ledger.totals.n_compactions >= 2
     assert w.totals.value != first_line and w.image.value != first_png
     assert list(by_gid(w.ax, "budget")[0].get_ydata()) == [8_000, 8_000]
     assert len(w.figure.axes) == 1  # one Axes, wiped and redrawn
@@ -319,7 +308,7 @@ def test_budget_explorer_controls_drive_the_output():
     assert list(by_gid(w.ax, "size")[0].get_ydata()) == w.view.ledger.requests["size"].tolist()
     keep = w.view.ledger.compactions[0].dropped_count
     w.controls["keep_recent"].value = 4
-    assert w.view.ledger.settings["keep_recent"] == 4 and w.view.ledger.compactions[0].dropped_count != keep
+    assert w.view.ledger.keep_recent == 4 and w.view.ledger.compactions[0].dropped_count != keep
     before = w.controls["budget"].value
     w.controls["unit"].value = "chars"
     assert w.view.ledger.unit == "chars" and "characters" in w.ax.get_ylabel()
@@ -433,7 +422,7 @@ def test_lazy_exports_and_backend():
     assert matplotlib.get_backend().lower() == "agg"
     assert nanohermes_nb.plot_ledger is plots.plot_ledger  # the one view in the public names
     assert nanohermes_nb.views.message_table is tables.message_table
-    assert nanohermes_nb.views.clamp_explorer is widgets.clamp_explorer
+    assert nanohermes_nb.views.clamp_explorer is clamp_widgets.clamp_explorer
     for name in ("plot_cumulative", "plot_by_turn", "plot_composition", "plot_sweep", "plot_tool_sizes",
                  "compaction_table", "budget_explorer", "cut_explorer"):
         assert callable(getattr(nanohermes_nb.views, name))

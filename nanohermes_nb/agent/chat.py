@@ -106,9 +106,9 @@ class Scrubber:
                 parent[slot] = copy
                 stack.extend((copy, k) for k in range(len(copy)))
             elif isinstance(item, dict):
-                copy = {self(k): v for k, v in item.items()}
-                parent[slot] = copy
-                stack.extend((copy, k) for k in copy)
+                scrubbed = {self(k): v for k, v in item.items()}
+                parent[slot] = scrubbed
+                stack.extend((scrubbed, k) for k in scrubbed)
         return root[0]
 
 

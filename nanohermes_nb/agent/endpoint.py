@@ -45,7 +45,7 @@ class _Outcome:
 class OpenAICompatibleSummarizer:
     """Summaries from any OpenAI-compatible ``/chat/completions`` endpoint.
 
-    The request goes through ``transport.ChatClient``: a total deadline of ``timeout``
+    The request goes through ``chat.ChatClient``: a total deadline of ``timeout``
     seconds, a reply read as a stream and refused past ``max_reply_bytes``, redirects
     only within the endpoint's origin, and the API key checked when the summarizer is
     built (``SummarizerError`` for a key with CR, LF, inner spaces or non-ASCII

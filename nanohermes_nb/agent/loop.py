@@ -37,7 +37,7 @@ from typing import Any
 
 from ..context.budgets import DEFAULT_BUDGETS, Budgets, over_budget
 from ..context.messages import calls_of
-from ..context.sizing import Meter
+from ..context.sizing import DEFAULT_UNIT, Meter
 from ..context.summarizers import Summarizer
 from ..engine.ledger import Ledger
 from ..engine.settings import Settings, check_settings
@@ -95,17 +95,17 @@ class Agent:
     def __init__(self, workspace: Any, model: Model, *, budget: int | None = None,
                  policy: str | type[Policy] | Policy | None = None, summarizer: Summarizer | None = None,
                  budgets: Budgets = DEFAULT_BUDGETS, config: SystemConfig | None = None, memory: Any = None,
-                 system: str | None = None, unit: str = "bytes", settings: Settings | None = None) -> None:
+                 system: str | None = None, unit: str | None = None, settings: Settings | None = None) -> None:
         if not callable(getattr(model, "complete", None)):
             raise TypeError(f"model must have a complete(messages, tools=...) method, got {type(model).__name__}")
         if settings is not None:  # one Settings instead of budget / policy / summarizer / unit
-            if budget is not None or policy is not None or summarizer is not None or unit != "bytes":
+            if budget is not None or policy is not None or summarizer is not None or unit is not None:
                 raise TypeError("Agent: give settings or budget/policy/summarizer/unit, not both")
             budget, policy, summarizer, unit = settings.budget, settings.policy, settings.summarizer, settings.unit
         self.budgets = budgets
         self.budget = budgets.context_char_budget if budget is None else budget
-        check_settings(unit, (), (), [self.budget])
-        self.unit = unit
+        self.unit = DEFAULT_UNIT if unit is None else unit
+        check_settings(self.unit, (), (), [self.budget])
         self.policy = (NanoHermesPolicy(keep_recent=budgets.keep_recent) if policy is None
                        else resolve_policy(policy))
         self.tools = Tools(workspace, budgets)
@@ -117,9 +117,9 @@ class Agent:
         self.summarizer = summarizer if summarizer is not None else ModelSummarizer(
             model, budgets.summary_max_words, on_reply=self._summary_reply)
         self.specs = [spec.as_openai() for spec in tool_specs(budgets)]
-        self.meter = Meter(unit)
-        self.meters = {unit: self.meter}
-        self.env = PolicyEnv(self.budget, self.meter, self.summarizer, unit)
+        self.meter = Meter(self.unit)
+        self.meters = {self.unit: self.meter}
+        self.env = PolicyEnv(self.budget, self.meter, self.summarizer, self.unit)
         self.listeners: list[Callable[[Step], Any]] = []
         self.reset()
 
@@ -280,14 +280,17 @@ class Agent:
         recorded = getattr(self.summarizer, "recorded", None)  # the answers received, replayed offline
         summarizer = recorded() if callable(recorded) else self.summarizer
         return AgentResult(list(self.messages), error, tuple(self.events), tuple(self.usage), tuple(self.calls),
-                           {"budget": self.budget, "policy": self.policy, "unit": self.unit}, summarizer,
-                           repr(self.model), self.meters)
+                           self.settings(summarizer), repr(self.model), self.meters)
+
+    def settings(self, summarizer: Summarizer | None = None) -> Settings:
+        """The run's ``Settings`` (budget, unit, policy), with ``summarizer`` (default: the live one)."""
+        return Settings(budget=self.budget, unit=self.unit, policy=self.policy,
+                        summarizer=self.summarizer if summarizer is None else summarizer)
 
     def ledger(self) -> Ledger:
         """The ledger of the session so far."""
-        return live_ledger_of(self.messages, self.events, self.usage, policy=self.policy, budget=self.budget,
-                              unit=self.unit, summarizer=self.summarizer, meters=self.meters,
-                              extra={"model": repr(self.model)})
+        return live_ledger_of(self.messages, self.events, self.usage, self.settings(), meters=self.meters,
+                              model=repr(self.model))
 
 
 def _check_max(max_requests: int) -> None:

@@ -17,14 +17,14 @@ import fcntl
 import json
 import os
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from .._files import write_text_atomic
 from ..context.budgets import DEFAULT_BUDGETS, Budgets
 from .files import NotRegularFile, file_kind, read_regular
 from .memory_block import BLOCK_END, BLOCK_HEADER, BLOCK_START, render_block, set_block
@@ -45,6 +45,7 @@ __all__ = [
     "inject",
 ]
 
+M = TypeVar("M", bound=Mapping[str, Any])  # a message type ``inject`` hands back as it was given
 _STORE_VERSION = 1
 LOCK_WAIT = 10.0  # seconds a writer waits for another one before giving up
 # the store's layout: one entry per line, readable and diffable
@@ -97,7 +98,7 @@ class MemoryStore:
 
     Every read checks the file; every write is read-modify-write under an advisory
     ``flock`` on the store's folder (another writer waits, at most ``LOCK_WAIT``
-    seconds), atomic (temp file in the same folder, fsync, ``os.replace``), and
+    seconds), atomic (``_files.write_text_atomic``: temp file in the same folder, fsync, rename), and
     refused when the file on disk is unreadable, so a damaged store is never
     overwritten. Temp files left by a writer that was killed are removed by the
     next writer, under the lock (a live writer's temp file exists only while it
@@ -248,6 +249,9 @@ class MemoryStore:
     # ---- writing
 
     def _normalize(self, item: MemoryEntry | Mapping[str, Any] | tuple[str, str]) -> MemoryEntry:
+        kind: Any
+        text: Any
+        created: Any  # what a caller gave: checked below
         if isinstance(item, MemoryEntry):
             kind, text, created = item.kind, item.text, item.created
         elif isinstance(item, Mapping):
@@ -293,20 +297,7 @@ class MemoryStore:
         """Replace the file atomically: a crash leaves the old file or the new one, never half."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = _HEAD + _SEP.join(self._line(e) for e in entries) + _FOOT if entries else _EMPTY
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self._temp_prefix(), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(payload)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        _fsync_folder(self.path.parent)
+        write_text_atomic(self.path, payload, mode=0o600)  # its temp file: ``_temp_prefix()`` ... ``.tmp``
 
     def add_many(self, items: Iterable[MemoryEntry | Mapping[str, Any] | tuple[str, str]]
                  ) -> list[MemoryEntry]:
@@ -382,23 +373,9 @@ def _lock(fd: int, seconds: float) -> bool:
     return False
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename itself durable (best effort: not every filesystem allows it)."""
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
-
-
-def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any = None,
-           budgets: Budgets = DEFAULT_BUDGETS) -> list[Mapping[str, Any]]:
+def inject(messages: Sequence[M], query: str, store: Any = None,
+           budgets: Budgets = DEFAULT_BUDGETS) -> list[M | dict[str, Any]]:
     """A new message list whose system message carries the top-k memory block for ``query``.
 
     ``store`` is anything with ``search(query, k)``; by default the ``MemoryStore``
@@ -406,12 +383,13 @@ def inject(messages: Sequence[Mapping[str, Any]], query: str, store: Any = None,
     """
     store = MemoryStore() if store is None else store
     block = render_block(store.search(query, budgets.memory_inject_top_k), budgets)
-    rest = list(messages)
-    if rest and isinstance(rest[0], Mapping) and rest[0].get("role") == "system":
-        content = rest[0].get("content", "")
+    rest: list[M | dict[str, Any]] = list(messages)
+    head = rest[0] if rest else None
+    if isinstance(head, Mapping) and head.get("role") == "system":
+        content = head.get("content", "")
         if not isinstance(content, str):
             raise TypeError("inject needs messages[0]['content'] to be a string")
-        return [{**rest[0], "content": set_block(content, block)}, *rest[1:]]
+        return [{**head, "content": set_block(content, block)}, *rest[1:]]
     if not block:
         return rest
     return [{"role": "system", "content": block}, *rest]

@@ -8,7 +8,7 @@ summary request (SPEC 4).
 
 - ``OpenAICompatibleModel``: ``POST {base_url}/chat/completions`` with ``model``,
   ``messages``, ``tools`` and ``tool_choice`` (``Compat``: what differs between the
-  servers people run, each a named behaviour), over ``transport.ChatClient`` (the summarizer's
+  servers people run, each a named behaviour), over ``chat.ChatClient`` (the summarizer's
   transport: one total deadline per request, a bounded reply, the API key checked
   when the model is built and scrubbed from every error and every reply, 429/503
   retried a bounded number of times honouring ``Retry-After``). Configured from
@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ from .transport import DEFAULT_MAX_REPLY_BYTES, HTTPStatusError, TransportError
 
 __all__ = [
     "Compat",
+    "CompatWarning",
     "OPENAI_COMPAT",
     "LLAMA_CPP_COMPAT",
     "OpenAICompatibleSummarizer",
@@ -122,16 +124,39 @@ class Compat:
     carried (HTTP 500, "Input should be a valid string"). The change is made when the
     reply is recorded, so the ledger holds exactly what was sent and its replay equals the
     live ledger. ``OpenAICompatibleModel.detect_compat()`` finds out which one a server needs.
+
+    ``retry_null_content`` (on): the documented client pointed at such a server with its
+    defaults. When a request whose history holds a null-content tool call is refused
+    (HTTP 400, 422 or 500), it is sent once more with ``""`` there; if that is accepted,
+    the model switches to ``empty_tool_call_content`` for good and says so once
+    (``CompatWarning``). A server that takes null (OpenAI's API) never sees ``""``: the
+    faithful null is sent as long as it costs nothing. The replies recorded before the
+    switch keep their null in the session (2 bytes more per such reply in the ledger than
+    the ``""`` then sent); ``LLAMA_CPP_COMPAT`` or ``detect_compat()`` avoid even that.
     """
 
     tool_choice: str | None = "auto"
     empty_tool_call_content: bool = False
+    retry_null_content: bool = True
 
     def record(self, message: Message) -> Message:
         """The assistant message as it will be sent from now on (a new dict when changed)."""
-        if self.empty_tool_call_content and message.get("content") is None and message.get("tool_calls"):
+        if self.empty_tool_call_content and _null_tool_call(message):
             return {**message, "content": ""}
         return message
+
+
+class CompatWarning(UserWarning):
+    """A server needed a request shaped differently from the defaults, and the model adapted (said once)."""
+
+
+def _null_tool_call(message: Any) -> bool:
+    """An assistant message that calls tools with ``content: null`` (what llama.cpp's server refuses)."""
+    return (isinstance(message, Mapping) and message.get("role", "assistant") == "assistant"
+            and "content" in message and message["content"] is None and bool(message.get("tool_calls")))
+
+
+_NULL_REFUSED = frozenset({400, 422, 500})  # how the servers that refuse a null content answer it
 
 
 OPENAI_COMPAT = Compat()
@@ -201,7 +226,10 @@ class OpenAICompatibleModel:
     def request_body(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None,
                      temperature: float | None = None) -> dict[str, Any]:
         """The exact JSON sent for one request."""
-        body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        sent = list(messages)
+        if self.compat.empty_tool_call_content:  # replies recorded before the model switched (retry_null_content)
+            sent = [self.compat.record(m) if _null_tool_call(m) else m for m in sent]
+        body: dict[str, Any] = {"model": self.model, "messages": sent}
         if tools:
             body["tools"] = list(tools)
             if self.compat.tool_choice is not None:
@@ -213,7 +241,10 @@ class OpenAICompatibleModel:
 
     def complete(self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None,
                  temperature: float | None = None) -> ModelReply:
-        data = self._client.post(self.request_body(messages, tools, temperature))
+        try:
+            data = self._client.post(self.request_body(messages, tools, temperature))
+        except HTTPStatusError as refused:
+            data = self._without_null(refused, messages, tools, temperature)
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -223,6 +254,26 @@ class OpenAICompatibleModel:
         finish = choice.get("finish_reason") if isinstance(choice, Mapping) else None
         return ModelReply(message, Usage.of(data.get("usage") if isinstance(data, Mapping) else None),
                           finish if isinstance(finish, str) else None)
+
+    def _without_null(self, refused: HTTPStatusError, messages: Sequence[Message],
+                      tools: Sequence[Mapping[str, Any]] | None, temperature: float | None) -> Any:
+        """The request sent again with ``""`` for a refused null content (``Compat.retry_null_content``); when
+        that is accepted, the model keeps sending ``""`` and says so once. Else the first refusal is raised."""
+        compat = self.compat
+        if (not compat.retry_null_content or compat.empty_tool_call_content or refused.status not in _NULL_REFUSED
+                or not any(_null_tool_call(m) for m in messages)):
+            raise refused
+        self.compat = dataclasses.replace(compat, empty_tool_call_content=True)
+        try:
+            data = self._client.post(self.request_body(messages, tools, temperature))
+        except TransportError:
+            self.compat = dataclasses.replace(compat, retry_null_content=False)  # not the null: never again
+            raise refused from None
+        warnings.warn(CompatWarning(
+            f"{self.endpoint} refused an assistant tool call with content null (HTTP {refused.status}) and took "
+            "content \"\": sending \"\" from now on (compat=LLAMA_CPP_COMPAT, or detect_compat(), starts that way)"),
+            stacklevel=3)
+        return data
 
     def detect_compat(self) -> Compat:
         """Ask the server whether it takes an assistant tool call with ``content: null``; set and return ``compat``.

@@ -9,11 +9,12 @@ same books as ``replay``'s; a mismatch raises ``LiveReplayMismatch``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from .._deprecated import renamed
 from ..context.messages import calls_of
 from ..engine.ledger import Ledger, Replay, replay
 from ..engine.recorded import RecordedSession
@@ -141,7 +142,7 @@ class _Replayed(Policy):
         self.live = live
         self.events = list(events)
         self.used = 0
-        self.name = live.name
+        vars(self)["name"] = live.name  # this instance answers with the live policy's name (a ClassVar elsewhere)
 
     @property
     def label(self) -> str:
@@ -172,13 +173,14 @@ class _Replayed(Policy):
                                      f"(size {rec.size:,}) where the replay did not")
 
 
-def live_ledger_of(messages: Sequence[Message], events: Sequence[LiveEvent], usage: Sequence[Usage | None], *,
-                   policy: Policy, budget: int, unit: str = "bytes", summarizer: Any = None,
-                   meters: dict | None = None, extra: Mapping[str, Any] | None = None) -> Ledger:
+def live_ledger_of(messages: Sequence[Message], events: Sequence[LiveEvent], usage: Sequence[Usage | None],
+                   settings: Settings, *, meters: dict | None = None, model: str = "") -> Ledger:
     """The ledger of a live session: the replay loop over it, with the live events at the live points.
 
-    ``usage`` has one entry per request (None where the endpoint reported none);
-    it becomes the ``usage_*`` columns, empty where not reported.
+    ``settings`` are the run's (its policy is the live one; the replay stands the recorded events in
+    for it). ``usage`` has one entry per request (None where the endpoint reported none); it becomes
+    the ``usage_*`` columns, empty where not reported. The ledger's ``settings`` are ``settings``,
+    ``live`` is true and ``model`` names the run's model.
     """
     import pandas as pd
 
@@ -186,15 +188,15 @@ def live_ledger_of(messages: Sequence[Message], events: Sequence[LiveEvent], usa
     if session.notes and messages:
         raise ValueError("a live session starts with its system message")
     session.notes = []  # an empty session (before the first run) has nothing to note
-    replayed = _Replayed(policy, events)
-    ledger = Replay(session, Settings(budget=budget, unit=unit, policy=replayed, summarizer=summarizer)).ledger()
+    replayed = _Replayed(settings.policy, events)
+    ledger = Replay(session, dataclasses.replace(settings, policy=replayed)).ledger()
     replayed.finish()
-    if len(usage) != session.requests:
-        raise LiveReplayMismatch(f"{len(usage)} usage records for {session.requests} requests")
+    if len(usage) != session.n_requests:
+        raise LiveReplayMismatch(f"{len(usage)} usage records for {session.n_requests} requests")
     columns = {name: pd.array([getattr(u, attr) if u is not None else None for u in usage], dtype="Int64")
                for name, attr in USAGE_COLUMNS.items()}
-    settings = {**ledger.settings, "policy_object": policy, "live": True, **(extra or {})}
-    return dataclasses.replace(ledger.with_columns(**columns), settings=settings, caveat=LIVE_CAVEAT)
+    return dataclasses.replace(ledger.with_columns(**columns), settings=settings, caveat=LIVE_CAVEAT, live=True,
+                               model=model)
 
 
 # ---------------------------------------------------------------- the result
@@ -207,9 +209,10 @@ class AgentResult:
     ``messages``: the whole session as recorded, uncompacted (``load_transcript``
     reads it back; ``to_json`` adds the run's details). ``error``: None, or one
     line saying why the run stopped early. ``ledger``: the same ``Ledger`` type
-    ``replay`` returns, plus the ``usage_*`` columns. ``settings`` and
-    ``summarizer`` reproduce it: ``nh.replay(result.messages, **result.settings,
-    summarizer=result.summarizer)``.
+    ``replay`` returns, plus the ``usage_*`` columns. ``settings``: the run's ``Settings`` (budget,
+    unit, the live policy, and as ``summarizer`` the summaries the run received, replayed offline),
+    the same value a ``Ledger`` carries, so ``nh.replay(result.messages, result.settings)``
+    reproduces the run.
     """
 
     messages: list = field(repr=False)
@@ -217,8 +220,7 @@ class AgentResult:
     events: tuple = field(repr=False)
     usage: tuple = field(repr=False)
     calls: tuple = field(repr=False)
-    settings: dict = field(repr=False)
-    summarizer: Any = field(repr=False)
+    settings: Settings = field(repr=False)
     model: str = ""
     meters: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -227,22 +229,38 @@ class AgentResult:
         return self.error is None
 
     @property
-    def requests(self) -> int:
+    def n_requests(self) -> int:
+        """How many model requests the run made."""
         return len(self.usage)
+
+    @property
+    def requests(self) -> int:
+        """Deprecated since 0.3.0: ``n_requests`` (``ledger.requests`` is the request table)."""
+        return renamed(self, "requests", "n_requests")
+
+    @property
+    def summarizer(self) -> Any:
+        """The run's summarizer as ``settings`` hold it: the summaries the run received, replayed offline."""
+        return self.settings.summarizer
 
     @cached_property
     def ledger(self) -> Ledger:
-        return live_ledger_of(self.messages, self.events, self.usage, policy=self.settings["policy"],
-                              budget=self.settings["budget"], unit=self.settings["unit"],
-                              summarizer=self.summarizer, meters=self.meters, extra={"model": self.model})
+        return live_ledger_of(self.messages, self.events, self.usage, self.settings, meters=self.meters,
+                              model=self.model)
+
+    @property
+    def n_compactions(self) -> int:
+        """How many times the policy acted (``ledger.compactions`` lists the events)."""
+        return sum(1 for e in self.events if e.event is not None)
 
     @property
     def compactions(self) -> int:
-        return sum(1 for e in self.events if e.event is not None)
+        """Deprecated since 0.3.0: ``n_compactions`` (``ledger.compactions`` is the list of events)."""
+        return renamed(self, "compactions", "n_compactions")
 
     def replay(self, **changes: Any) -> Ledger:
         """``nh.replay`` of this session with the run's settings (``changes`` override them)."""
-        return replay(self.messages, **{**self.settings, "summarizer": self.summarizer, **changes})
+        return replay(self.messages, self.settings, **changes)
 
     def to_json(self) -> dict:
         """The session for a file: ``messages`` (what ``load_transcript`` reads) and the run's details."""
@@ -252,9 +270,9 @@ class AgentResult:
         return {
             "messages": self.messages,
             "nanohermes_run": {
-                "error": self.error, "model": self.model, "budget": self.settings["budget"],
-                "unit": self.settings["unit"], "policy": self.settings["policy"].label,
-                "requests": self.requests, "compactions": self.compactions,
+                "error": self.error, "model": self.model, "budget": self.settings.budget,
+                "unit": self.settings.unit, "policy": self.settings.policy.label,
+                "requests": self.n_requests, "compactions": self.n_compactions,
                 "usage": [usage(u) for u in self.usage],
                 "calls": [{"request": c.request, "kind": c.kind, "seconds": round(c.seconds, 3),
                            "usage": usage(c.usage), "error": c.error} for c in self.calls],
@@ -263,7 +281,7 @@ class AgentResult:
 
     def summary(self) -> str:
         state = "done" if self.ok else f"stopped: {self.error}"
-        return (f"{self.requests} requests, {len(self.messages)} messages, {self.compactions} compactions; "
+        return (f"{self.n_requests} requests, {len(self.messages)} messages, {self.n_compactions} compactions; "
                 f"{state}")
 
     def __repr__(self) -> str:

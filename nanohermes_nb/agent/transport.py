@@ -44,8 +44,6 @@ from typing import Any
 import httpcore
 import httpx
 
-from .._lazy import moved
-
 __all__ = [
     "TransportError",
     "TransportTimeout",
@@ -445,8 +443,3 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
     except httpx.HTTPError as exc:
         raise TransportError(f"{type(exc).__name__}: {exc}") from None
     raise RedirectRefused("redirect loop")  # pragma: no cover -- the loop returns or raises
-
-
-# the chat-completions client and the key's checks live in chat.py (they sit on fetch); the old path still works
-__getattr__ = moved(__name__, dict.fromkeys(("ChatClient", "check_api_key", "Scrubber", "_retry_after", "_json_bytes"),
-                                            "chat"))

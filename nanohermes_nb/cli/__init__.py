@@ -37,16 +37,19 @@ from .common import (
 from .compact import compact_command, verify_all
 from .ledger import BY_TURN_COLUMNS, LEDGER_COLUMNS, check_command, ledger_command
 from .parser import build_parser
+from .report import report_command
 from .run import run_command
 from .sessions import sessions_command
 from .sweep import SWEEP_COLUMNS, SWEEP_HEADERS, sweep_command
+from .whatif import whatif_command
 
 __all__ = ["main", "build_parser", "write_json_atomic", "text_table", "plural", "verify_all", "WIDTH",
            "LEDGER_COLUMNS", "BY_TURN_COLUMNS", "SWEEP_COLUMNS", "SWEEP_HEADERS"]
 
 # Each command is one function of the parsed arguments returning the exit code.
 _COMMANDS = {"ledger": ledger_command, "check": check_command, "compact": compact_command, "sweep": sweep_command,
-             "run": run_command, "sessions": sessions_command}
+             "run": run_command, "sessions": sessions_command, "whatif": whatif_command,
+             "report": report_command}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

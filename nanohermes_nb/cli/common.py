@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
-import tempfile
 import textwrap
-from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
 
+from .._files import OutputRefused, output_target, write_atomic
 from ..transcripts.base import one_line, printable
 from ..views.tables import DEFAULT_WIDTH, terminal_width
 
@@ -31,23 +31,19 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- files
 
 
-def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """Write JSON to a temporary file beside ``path`` and rename it: never half-written."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
+def write_json_atomic(path: str | os.PathLike, data: Any, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Write JSON to a temporary file beside ``path`` and rename it: never half-written.
+
+    Only onto a regular file (or a new name) that is none of ``inputs`` (``_files.output_target``).
+    """
+    def dump(f: IO[bytes]) -> None:
+        text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            f.write(text.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate from a log: \uXXXX escapes read back the same
+            f.write((json.dumps(data, ensure_ascii=True, indent=1) + "\n").encode("ascii"))
+
+    write_atomic(path, dump, inputs)
 
 
 # ---------------------------------------------------------------- text for a terminal
@@ -76,8 +72,8 @@ def say(lines: Iterable[str]) -> None:
 
 
 def err(text: str) -> None:
-    """One line on stderr, through ``printable``."""
-    print(printable(text), file=sys.stderr)
+    """One line on stderr, through ``printable``, any word longer than a line clipped (``clip_words``)."""
+    print(printable(clip_words(text)), file=sys.stderr)
 
 
 def plain(value: Any) -> Any:
@@ -135,10 +131,13 @@ def tolerant_streams() -> None:
                 pass
 
 
-def summarizer_named(name: str):
-    """The summarizer ``--summarizer`` names; ``llm`` reads the NANOHERMES_LLM_* variables (one-line error)."""
+def summarizer_named(name: str | None):
+    """The summarizer ``--summarizer`` names (None: not given, the library's default); ``llm`` reads the
+    NANOHERMES_LLM_* variables (one-line error)."""
     from ..context.summarizers import ExtractiveSummarizer, PlaceholderSummarizer
 
+    if name is None:
+        return None
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "placeholder":
@@ -166,6 +165,22 @@ def policy_named(name: str, options: dict):
         raise UsageError(str(exc)) from None
 
 
+def given(**values: Any) -> dict[str, Any]:
+    """The options given on the command line: those left None are the library's defaults (``Settings``)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def settings_named(where: str, **values: Any):
+    """``Settings`` with what the command line gave (None: ``Settings``'s own default); a bad combination
+    (an unknown unit, a negative budget) is a one-line usage error."""
+    from ..engine.settings import Settings
+
+    try:
+        return Settings.of(None, where, **given(**values))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 def policy_options(args) -> dict:
     """The policy options given on the command line (None: not given, the policy's own default)."""
     return {"keep_recent": args.keep_recent, "summary_role": args.summary_role, "cut": args.cut,
@@ -189,17 +204,30 @@ def load(path: str):
     from ..transcripts import load_transcript
 
     transcript = load_transcript(path)
-    if getattr(transcript, "skipped", ()):  # an agent log read in part: say what was left out, in one line
+    if transcript.skipped:  # an agent log read in part: say what was left out, in one line
         print(printable(one_line(f"nanohermes-nb: {path}: skipped: {'; '.join(transcript.skipped)}")),
               file=sys.stderr)
     return transcript
 
 
-def output_path(option: str, path: str) -> None:
-    """An output file's folder must exist and the path must not be a folder: found out before any work."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"{option} {path}: is a folder, not a file")
-    if not target.parent.is_dir():
-        raise UsageError(f"{option} {path}: no folder {target.parent}")
+def output_path(option: str, path: str, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """An output is written only onto a regular file (or a new name in a folder that exists) that is none
+    of the inputs: found out before any work (a device node, a FIFO or the input itself is refused)."""
+    try:
+        output_target(path, inputs)
+    except OSError as exc:  # OutputRefused, or a name the system refuses (too long, a NUL)
+        raise UsageError(f"{option} {exc if isinstance(exc, OutputRefused) else f'{path}: {exc}'}") from None
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters with the count of what was left out (an option value can be 100 KB)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
+_LONG_WORD = re.compile(r"\S{1001,}")
+
+
+def clip_words(text: str) -> str:
+    """Every run of more than 1,000 characters without a space (longer than any sane path) clipped to 200."""
+    return _LONG_WORD.sub(lambda m: clip(m.group(0)), text) if len(text) > 1000 else text
 

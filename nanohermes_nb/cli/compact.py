@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..views.tables import text_table
 from .common import (
     EXIT_OK,
     EXIT_PROBLEMS,
     comment,
+    given,
     load,
     output_path,
     plural,
@@ -78,7 +80,7 @@ def _verify_footer(result, checks: list[dict]) -> list[str]:
 
 def _compaction_lines(result, width: int | None) -> list[str]:
     """The before/after table (every input message and the summary), fitted to ``width``."""
-    from ..views.report import compaction_rows
+    from ..context.display import compaction_rows
     from ..views.tables import COMPACTION_COLUMNS
 
     lines, hidden = text_table(compaction_rows(result), COMPACTION_COLUMNS, width=width,
@@ -94,18 +96,17 @@ def compact_command(args) -> int:
     from ..context.history import PROFILES
     from ..engine.ledger import prepare
 
-    if args.output:
-        output_path("-o", args.output)
+    if args.output:  # never the input itself (-o X, -o ./X, a link to X), a device node or a FIFO
+        output_path("-o", args.output, [args.file])
     messages, notes = prepare(load(args.file))  # the same empty system message as the ledger
-    given = {k: v for k, v in policy_options(args).items() if v is not None}  # compact's own defaults otherwise
-    result = compact(messages, budget=args.budget, summarizer=summarizer_named(args.summarizer), force=args.force,
-                     **given)
+    options = given(**policy_options(args), budget=args.budget, summarizer=summarizer_named(args.summarizer))
+    result = compact(messages, force=args.force, **options)  # compact's own defaults for what is not given
     checks = verify_all(result, [args.profile] if args.profile else list(PROFILES)) if args.verify else []
     failed = [c for c in checks if not c["ok"]]
     if args.output:
-        write_json_atomic(args.output, result.messages)
+        write_json_atomic(args.output, result.messages, [args.file])
     if args.json:
-        out = {
+        out: dict[str, Any] = {
             "compacted": result.compacted, "cut": result.cut, "naive_cut": result.naive_cut,
             "dropped": result.dropped_count, "note": result.note, "failure": result.failure,
             "size_before": result.size_before, "size_after": result.size_after,

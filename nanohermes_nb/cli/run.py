@@ -52,6 +52,17 @@ def _run_model(args):
 
 
 @contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """A warning the model gives (``CompatWarning``: it adapted to the server) is one line on stderr, when it comes."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *_, **__: err(f"nanohermes-nb: note: {message}")
+        yield
+
+
+@contextlib.contextmanager
 def _signals_held() -> Iterator[list[int]]:
     """SIGINT and SIGTERM wait until the block is done; the list names those that came.
 
@@ -86,15 +97,16 @@ def run_command(args) -> int:
     output_path("-o", args.output)  # found out now, not after a long run
     model = _run_model(args)
     policy = policy_named(args.policy, policy_options(args))
-    summarizer = None if args.summarizer == "model" else summarizer_named(args.summarizer)
+    summarizer = None if args.summarizer == "model" else summarizer_named(args.summarizer)  # None: the model's
     agent = Agent(workspace, model, budget=args.budget, policy=policy, summarizer=summarizer, unit=args.unit)
     result = None
     try:
-        say(comment(f"agent: {model!r}; workspace {agent.workspace}; budget {args.budget:,} {args.unit}, policy "
+        say(comment(f"agent: {model!r}; workspace {agent.workspace}; budget {agent.budget:,} {agent.unit}, policy "
                     f"{agent.policy.label}. Its shell commands run in the workspace with your rights "
                     "(docs/safety.md)."))
-        result = agent.run(args.task, max_requests=args.max_requests,
-                           on_request=lambda step: print(printable(step.line()), flush=True))
+        with _warnings_as_lines():
+            result = agent.run(args.task, max_requests=args.max_requests,
+                               on_request=lambda step: print(printable(step.line()), flush=True))
     except Exception as exc:  # a tool's or a model class's bug: the session so far is still written
         result = agent.result(f"stopped by an unexpected {type(exc).__name__}: {exc}")
     finally:  # whatever happened, the session is written, and a signal now cannot cut the write short

@@ -1,10 +1,12 @@
-"""``sweep``: replay files or folders under a grid of budgets and policies, as a table or a file."""
+"""``sweep``: replay files or folders under a grid of budgets and policies, as a table or a file.
+
+``--out FILE`` (``--csv FILE`` is the same option) streams every row to a ``.csv`` or ``.parquet``
+file, written atomically onto a new name or a regular file that is none of the inputs; ``--jobs``
+is bounded (``parser.max_jobs``).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from .common import (
     print_json,
     records,
     say,
+    settings_named,
     summarizer_named,
     table_width,
 )
@@ -32,68 +35,58 @@ SWEEP_HEADERS = {"keep_recent": "keep", "peak_request": "peak", "compactions": "
 
 
 def _sweep_rows(frame) -> list[dict]:
+    from ..engine.modelbook import label_band
+    from ..engine.whatif import round_to_band
+
     rows = records(frame)
     for row in rows:
         share = row.get("saving_share")
         row["saving_share"] = "" if share is None else f"{share:.0%}"
+        band = label_band(row.get("pricing"))
+        if band is not None:  # an agent log's dollars, from the cost model: no finer than its band (issue 33)
+            cost = round_to_band(row.get("cost_usd"), band)
+            row["cost_usd"] = "unpriced" if cost is None else f"{cost:g}"
     return rows
 
 
 def _sweep_inputs(paths: Sequence[str]) -> None:
     """Every path given to ``sweep`` must be a file, or a folder holding transcript files."""
-    from ..transcripts import iter_transcript_paths
+    from ..engine.grid import folder_paths
 
     for path in paths:
         p = Path(path)
         if not p.exists():
             raise UsageError(f"{path}: no such file or folder")
-        if p.is_dir() and next(iter(iter_transcript_paths(p)), None) is None:
+        if p.is_dir() and next(iter(folder_paths(p)), None) is None:
             raise UsageError(f"{path}: no transcript files (*.json, *.jsonl, *.traj) in this folder")
 
 
-def _write_csv_atomic(frame, path: str) -> None:
-    """The table to ``path`` through a temporary file of its own, then one rename.
+def _checked_policies(args) -> list | None:
+    """The ``--policies`` named (the parser checked each name; None: the ``Settings`` policy);
+    ``--keep-recent`` must apply to one of them."""
+    from ..engine.settings import Settings
+    from ..policies import accepts_option
 
-    Two sweeps given the same ``--csv`` each write their own temporary file, so
-    ``path`` ends up holding exactly one whole table (the last to finish), never
-    a mix, a half-written file or an error for the other.
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            frame.to_csv(f, index=False)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _checked_policies(args) -> list[str]:
-    """The ``--policies`` named, every one known; ``--keep-recent`` must apply to one of them."""
-    from ..policies import POLICIES, accepts_option
-
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in policies if p not in POLICIES]
-    if unknown or not policies:
-        raise UsageError(f"--policies: unknown policy {unknown[0] if unknown else args.policies!r}; known: "
-                         f"{', '.join(sorted(POLICIES))}")
-    if args.keep_recent and not any(accepts_option(p, "keep_recent") for p in policies):
-        raise UsageError(f"option 'keep_recent' does not apply to any chosen policy ({', '.join(policies)})")
+    policies = list(args.policies) if args.policies else None
+    chosen = policies if policies is not None else [Settings().policy]
+    if args.keep_recent and not any(accepts_option(p, "keep_recent") for p in chosen):
+        names = ", ".join(p if isinstance(p, str) else p.name for p in chosen)
+        raise UsageError(f"option 'keep_recent' does not apply to any chosen policy ({names})")
     return policies
 
 
 def _check_outputs(args) -> None:
-    """``--csv`` and ``--out`` can be written (``--out``: .csv or .parquet), found out before any work."""
-    for option, path in (("--csv", args.csv), ("--out", args.out)):
-        if path:
-            output_path(option, path)
-    if args.out and Path(args.out).suffix.lower() not in (".csv", ".parquet"):
+    """``--out`` ends in .csv or .parquet and may be written (none of the inputs), found out before any work."""
+    if not args.out:
+        return
+    output_path("--out", args.out, [p for p in args.paths if not Path(p).is_dir()])
+    if Path(args.out).suffix.lower() not in (".csv", ".parquet"):
         raise UsageError(f"--out {args.out}: must end in .csv or .parquet")
+    if args.json:
+        raise UsageError("--json prints the rows and --out writes them: give one of the two")
 
 
-def _run_sweep(args, options: dict):
+def _run_sweep(args, settings, options: dict):
     """The sweep, in ``--jobs`` worker processes (its progress bar, on stderr, escapes the file names)."""
     from ..engine.sweep import sweep
 
@@ -101,8 +94,8 @@ def _run_sweep(args, options: dict):
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(args.jobs) as pool:
-            return sweep(args.paths, executor=pool, workers=args.jobs, **options)
-    return sweep(args.paths, **options)
+            return sweep(args.paths, settings, executor=pool, workers=args.jobs, **options)
+    return sweep(args.paths, settings, **options)
 
 
 def sweep_command(args) -> int:
@@ -111,10 +104,11 @@ def sweep_command(args) -> int:
     _sweep_inputs(args.paths)
     _check_outputs(args)
     progress = not args.no_progress  # the bar goes to stderr, the table to stdout
-    options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies,
-                   summarizer=summarizer_named(args.summarizer), unit=args.unit, retention=args.retention,
-                   progress=progress, strict=args.strict, out=args.out, pricing=pricing_named(args.pricing))
-    result = _run_sweep(args, options)
+    settings = settings_named("sweep", summarizer=summarizer_named(args.summarizer), unit=args.unit,
+                              retention=args.retention)
+    options = dict(budgets=args.budgets, keep_recent=args.keep_recent, policies=policies, progress=progress,
+                   strict=args.strict, out=args.out, pricing=pricing_named(args.pricing))
+    result = _run_sweep(args, settings, options)
     skipped = result.skipped if args.out else result.attrs["skipped"]
     for s in skipped:
         err(f"nanohermes-nb: skipped {s.transcript}: {s.reason}")
@@ -124,22 +118,29 @@ def sweep_command(args) -> int:
         say(comment(f"{plural(result.rows, 'row')} from {plural(result.transcripts, 'transcript')} written to "
                     f"{args.out}" + (f"; {plural(len(skipped), 'file')} skipped" if skipped else ""), width))
         return code
-    if args.csv:
-        _write_csv_atomic(result, args.csv)
     if args.json:
         print_json(records(result))
         return code
-    say(_sweep_table(args, result, width))
+    say(_sweep_table(args, result, width, settings.unit))
     return code
 
 
-def _sweep_table(args, frame, width: int | None) -> list[str]:
+def _sweep_table(args, frame, width: int | None, unit: str) -> list[str]:
     """The summary table with its legend above and the count (and what is not shown) below."""
     shown = list(frame.columns) if args.wide else list(SWEEP_COLUMNS + (("cost_usd",) if args.pricing else ()))
     lines, hidden = text_table(_sweep_rows(frame), shown, headers=SWEEP_HEADERS, shrink="transcript", width=width)
     more = len(frame.columns) - len(shown) + len(hidden)
     legend = comment(f"peak: largest request sent; events: compactions; cumulative: all requests summed; "
-                     f"{args.unit}", width)
-    where = f"written to {args.csv}" if args.csv else "--wide, --csv FILE or --json for them"
+                     f"{unit}", width)
+    where = "--wide, --out FILE or --json for them"
     tail = f"; {plural(more, 'more column')} ({where})" if more else ""
-    return legend + lines + comment(f"{plural(len(frame), 'row')}{tail}", width)
+    return legend + lines + comment(f"{plural(len(frame), 'row')}{tail}", width) + _priced_by(frame, width)
+
+
+def _priced_by(frame, width: int | None) -> list[str]:
+    """Which model priced the dollars (issue 33): the cost model for agent logs, the cost book for the rest."""
+    if "pricing" not in frame.columns:
+        return []
+    from ..engine.modelbook import describe_pricing
+
+    return comment("dollars: " + describe_pricing(list(frame["pricing"])), width)

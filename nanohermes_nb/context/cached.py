@@ -2,7 +2,7 @@
 
 A real model's summaries take minutes to make (SmolLM2 on two cores: about 200
 prompt tokens a second, and a real transcript's excerpt is tens of thousands of
-tokens), and they need the model. ``data/summaries/smollm2.json`` keeps them with
+tokens), and they need the model. ``nanohermes_nb/resources/summaries/smollm2.json`` keeps them with
 what made them, so that the course and the retention tables show a real model's
 summaries beside the extractive ones, fast, offline, without the model::
 
@@ -17,29 +17,76 @@ from the cache counts the same summarizer requests and tokens as the live one. A
 excerpt the file does not hold is a ``SummarizerError`` (the compaction then inserts
 the placeholder) and is counted in ``misses``. With ``fallback`` (a live summarizer),
 a miss is asked there and kept; ``save()`` writes the file atomically.
+
+The file is read only when it is a regular file (a FIFO or ``/dev/zero`` is refused in one line,
+without blocking or reading), and every entry is checked when it is loaded: a ``calls`` that is
+not a whole number is a ``ValueError`` naming the file and the entry, not a crash at its first
+hit. ``save()`` holds a lock on the file's folder, reads what is on disk, merges it with what this
+cache holds, and writes the union: two processes autosaving to one file keep every summary both
+made (before: the last writer's).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from .._files import NotRegularFile, locked, read_regular, write_atomic
+from ..resources import resource_path
 from .chunked import SummaryCost, summary_cost
 from .summarizers import SummarizerError
 
 __all__ = ["CachedSummarizer", "excerpt_key", "SUMMARIES_DIR"]
 
-SUMMARIES_DIR = Path(__file__).resolve().parents[2] / "data" / "summaries"
+SUMMARIES_DIR = resource_path("summaries")
 
 
 def excerpt_key(excerpt: str) -> str:
     """The SHA-256 of the excerpt's UTF-8 bytes (a lone surrogate from a log is escaped first)."""
     return hashlib.sha256(excerpt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "rounds")  # whole numbers >= 0 when present
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """What is wrong with one entry of the file, in words; None when it can be replayed."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("summary"), str):
+        return "has no 'summary' text"
+    for name in _COUNTS:
+        value = entry.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"'{name}' must be a whole number >= 0, got {json.dumps(value)[:40]}"
+    seconds = entry.get("seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        return f"'seconds' must be a number >= 0, got {json.dumps(seconds)[:40]}"
+    if not isinstance(entry.get("estimated", False), bool):
+        return f"'estimated' must be true or false, got {json.dumps(entry['estimated'])[:40]}"
+    return None
+
+
+def read_summaries(path: Path) -> dict[str, Any]:
+    """The parsed file (its ``summaries`` checked entry by entry); ``ValueError`` naming the file and the entry."""
+    try:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except NotRegularFile as exc:  # a FIFO, /dev/zero: refused without blocking or reading
+        raise ValueError(str(exc)) from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{path}: not a summaries file ({str(exc).splitlines()[0][:200]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("summaries"), dict):
+        raise ValueError(f"{path}: not a summaries file (no 'summaries' object)")
+    for key, entry in data["summaries"].items():
+        problem = _entry_problem(entry)
+        if problem is not None:
+            raise ValueError(f"{path}: summaries[{key[:80]!r}] {problem}")
+    return data
 
 
 def _cost(entry: Mapping[str, Any]) -> SummaryCost:
@@ -68,7 +115,7 @@ class CachedSummarizer:
 
     @classmethod
     def smollm2(cls) -> CachedSummarizer:
-        """SmolLM2-135M-Instruct's summaries of the vendored transcripts (``data/summaries/smollm2.json``)."""
+        """SmolLM2-135M-Instruct's summaries of the vendored transcripts (``resources/summaries/smollm2.json``)."""
         return cls(SUMMARIES_DIR / "smollm2.json")
 
     @property
@@ -77,15 +124,7 @@ class CachedSummarizer:
 
     def _load(self) -> None:
         assert self.path is not None
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{self.path}: not a summaries file ({exc})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("summaries"), dict):
-            raise ValueError(f"{self.path}: not a summaries file (no 'summaries' object)")
-        for key, entry in data["summaries"].items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("summary"), str):
-                raise ValueError(f"{self.path}: summaries[{key!r}] has no 'summary' text")
+        data = read_summaries(self.path)
         self.entries = dict(data["summaries"])
         self.meta = {**{k: v for k, v in data.items() if k != "summaries"}, **self.meta}
 
@@ -129,19 +168,26 @@ class CachedSummarizer:
                                               **(cost.as_dict() if cost is not None else {"calls": 1})}
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
-        """Write the file (meta, then the summaries sorted by key) atomically."""
+        """Write the file (meta, then the summaries sorted by key) atomically, merged with what is on disk.
+
+        Under a lock on its folder: the file is read again, its summaries this cache does not
+        hold are added to it (this cache's win for the same excerpt), and the union is written.
+        """
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("an in-memory cache needs a path to be saved")
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = {**self.meta, "summaries": dict(sorted(self.entries.items()))}
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False, indent=1)
-                f.write("\n")
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        with locked(target):
+            if os.path.lexists(target):
+                on_disk = read_summaries(target)
+                self.entries = {**on_disk["summaries"], **self.entries}
+                self.meta = {**{k: v for k, v in on_disk.items() if k != "summaries"}, **self.meta}
+            data = {**self.meta, "summaries": dict(sorted(self.entries.items()))}
+
+            def dump(f: IO[bytes]) -> None:
+                try:
+                    f.write((json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+                except UnicodeEncodeError:  # a lone surrogate from a log: \uXXXX escapes read back the same
+                    f.write((json.dumps(data, indent=1) + "\n").encode("ascii"))
+
+            return write_atomic(target, dump)

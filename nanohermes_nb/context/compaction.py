@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .budgets import over_budget
+from .budgets import DEFAULT_BUDGETS, over_budget
 from .messages import calls_of, render_call, role_of, text_of
 from .sizing import Meter, message_size
 from .summarizers import ExtractiveSummarizer, Summarizer, default_summarizer
@@ -49,6 +49,7 @@ __all__ = [
     "summarize_dropped",
     "ask_summarizer",
     "rust_trim",
+    "RUST_WHITESPACE",
     "is_summary_message",
 ]
 
@@ -59,22 +60,22 @@ SUMMARY_ROLES = ("system", "user", "assistant")
 
 # Rust's str::trim strips Unicode White_Space; Python's str.strip() also strips
 # U+001C..U+001F. Use Rust's set so the excerpt is byte-identical to the original.
-_RUST_WHITESPACE = (
+RUST_WHITESPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
 
 def rust_trim(text: str) -> str:
-    return text.strip(_RUST_WHITESPACE)
+    return text.strip(RUST_WHITESPACE)
 
 
-def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+def naive_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = DEFAULT_BUDGETS.keep_recent) -> int:
     """Where the cut falls before any adjustment: ``len - keep_recent`` (never below 0)."""
     return max(len(messages) - keep_recent, 0)
 
 
-def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = DEFAULT_BUDGETS.keep_recent) -> int:
     """The first kept message: the naive cut moved forward past tool results (SPEC 3.2)."""
     start = naive_cut(messages, keep_recent)
     while start < len(messages) and role_of(messages[start]) == "tool":
@@ -82,7 +83,7 @@ def find_cut(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> in
     return start
 
 
-def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = 10) -> int:
+def find_cut_backward(messages: Sequence[Mapping[str, Any]], keep_recent: int = DEFAULT_BUDGETS.keep_recent) -> int:
     """The naive cut moved back to the assistant message that owns the tool results."""
     start = naive_cut(messages, keep_recent)
     while 0 < start < len(messages) and role_of(messages[start]) == "tool":
@@ -289,7 +290,7 @@ class CompactionResult:
         return text
 
     def _repr_html_(self) -> str:
-        from ..views.report import compaction_html
+        from .display import compaction_html
 
         return compaction_html(self)
 
@@ -328,7 +329,7 @@ def compact_at(
     messages: Sequence[Mapping[str, Any]],
     cut: int,
     *,
-    keep_recent: int = 10,
+    keep_recent: int = DEFAULT_BUDGETS.keep_recent,
     summarizer: Summarizer | None = None,
     summary_role: str = "system",
     excerpt_tool_calls: bool = False,
@@ -356,8 +357,8 @@ def compact_at(
 def compact(
     messages: Sequence[Mapping[str, Any]],
     *,
-    budget: int = 120_000,
-    keep_recent: int = 10,
+    budget: int = DEFAULT_BUDGETS.context_char_budget,
+    keep_recent: int = DEFAULT_BUDGETS.keep_recent,
     summarizer: Summarizer | None = None,
     force: bool = False,
     summary_role: str = "system",

@@ -47,17 +47,27 @@ from .summarizers import find_paths
 
 __all__ = ["identifiers", "message_identifiers", "IdentifierIndex", "NeededLater", "needed_later"]
 
+# Each pattern that must not follow a word character starts with the character it matches, then looks
+# back past it (``x(?<!\wx)`` rather than ``\bx``): the regex engine then skips ahead to the characters
+# that can start a match instead of trying a look-behind at every position. The matches are the same
+# (tests/test_needed_later.py holds them equal to the plain patterns on every corpus).
 _URL = re.compile(r"https?://[^\s\"'<>`()\[\]{}\\]+")
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
-_DEF = re.compile(r"\b(?:def|class|function|fn|func)\s+([A-Za-z_][A-Za-z0-9_]*)")
-_TEST = re.compile(r"(?<![\w/.-])(test_[A-Za-z0-9_]+|Test[A-Z0-9_][A-Za-z0-9_]*)\b(?![./])")
+# def|class|function|fn|func after a non-word character
+_DEF = re.compile(r"[cdf](?<!\w[cdf])(?:(?<=d)ef|(?<=c)lass|(?<=f)(?:unction|n|unc))\s+([A-Za-z_][A-Za-z0-9_]*)")
+# test_... or Test..., after neither a word character nor / . -
+_TEST = re.compile(r"([tT](?<![\w/.-][tT])(?:(?<=t)est_[A-Za-z0-9_]+|(?<=T)est[A-Z0-9_][A-Za-z0-9_]*))\b(?![./])")
 _NODE = re.compile(r"::([A-Za-z_][A-Za-z0-9_]*)")
 _ERRNO = ("ENOENT|EACCES|EEXIST|EISDIR|ENOTDIR|EPERM|EPIPE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EADDRINUSE|ENOSPC|"
           "EINVAL|EBADF|EAGAIN|EMFILE|ENOTEMPTY|EROFS|EINTR|ENOMEM|EBUSY|EHOSTUNREACH|ENETUNREACH")
-_ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning)|" + _ERRNO + r"|[A-Z]{1,4}\d{3,5})\b")
-_HEX = re.compile(r"(?<![\w-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])")
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_ISSUE = re.compile(r"(?<![\w&#])#(\d{2,7})\b")
+# ...Error|...Exception|...Warning, an errno name (every one starts with E), or 1-4 capitals and 3-5 digits
+_ERROR = re.compile(r"([A-Z](?<!\w[A-Z])(?:[A-Za-z0-9]*(?:Error|Exception|Warning)|(?<=E)(?:"
+                    + "|".join(e[1:] for e in _ERRNO.split("|")) + r")|[A-Z]{0,3}\d{3,5}))\b")
+# 7-40 lower-case hex digits, neither after nor before a word character or -; with a digit and a letter
+_HEX = re.compile(r"[0-9a-f](?<![\w-][0-9a-f])[0-9a-f]{6,39}(?![\w-])")
+_UUID = re.compile(r"[0-9a-fA-F](?<!\w[0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                   r"[0-9a-fA-F]{12}\b")
+_ISSUE = re.compile(r"#(?<![\w&#]#)(\d{2,7})\b")  # #123, not after a word character, & or #
 _RECEIVER = re.compile(r"^(?:self|this|cls)\.")
 # calls that every program writes: too common to say a dropped message was needed
 _COMMON_CALLS = frozenset(
@@ -94,7 +104,7 @@ def identifiers(text: str) -> frozenset:
     if "::" in text:
         found.update(_NODE.findall(text))
     found.update(_ERROR.findall(text))
-    found.update(_HEX.findall(text))
+    found.update(h for h in _HEX.findall(text) if not h.isdigit() and not h.isalpha())  # a digit and a letter
     if "-" in text:
         found.update(u.lower() for u in _UUID.findall(text))
     if "#" in text:
@@ -102,17 +112,26 @@ def identifiers(text: str) -> frozenset:
     return frozenset(sys.intern(s) for s in found if s)
 
 
-def message_identifiers(message: Mapping[str, Any]) -> frozenset:
-    """The identifiers of a message's text content and its tool calls' arguments."""
+def _parts(message: Mapping[str, Any]) -> tuple[str, ...]:
+    """The texts a message's identifiers are read from: its text content, then each tool call's arguments."""
     parts = [text_of(message)]
     for c in calls_of(message):
         fn = c.get("function") if isinstance(c, Mapping) else None
         if isinstance(fn, Mapping):
             parts.append(str(fn.get("arguments", "")))
+    return tuple(parts)
+
+
+def _of_parts(parts: Sequence[str]) -> frozenset:
     out: frozenset = frozenset()
     for part in parts:  # part by part: no identifier crosses the line that would join them
         out |= identifiers(part)
     return out
+
+
+def message_identifiers(message: Mapping[str, Any]) -> frozenset:
+    """The identifiers of a message's text content and its tool calls' arguments."""
+    return _of_parts(_parts(message))
 
 
 class IdentifierIndex:
@@ -125,6 +144,9 @@ class IdentifierIndex:
 
     def __init__(self, transcript: Sequence[Mapping[str, Any]]) -> None:
         self._cache: dict[int, tuple[Mapping[str, Any], frozenset]] = {}
+        # by the texts they are read from: a message a policy wrote (a placeholder, a summary) is a new object
+        # under every setting of a sweep, but its text recurs
+        self._texts: dict[tuple[str, ...], frozenset] = {}
         last: dict[str, int] = {}
         for i, m in enumerate(transcript):
             for ident in self.of(m):
@@ -135,7 +157,13 @@ class IdentifierIndex:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        ids = message_identifiers(message) if isinstance(message, Mapping) else frozenset()
+        if isinstance(message, Mapping):
+            parts = _parts(message)
+            ids = self._texts.get(parts)
+            if ids is None:
+                ids = self._texts[parts] = _of_parts(parts)
+        else:
+            ids = frozenset()
         self._cache[id(message)] = (message, ids)
         return ids
 

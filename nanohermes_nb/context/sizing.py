@@ -11,12 +11,14 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "UNITS",
+    "DEFAULT_UNIT",
     "APPROX_CHARS_PER_TOKEN",
     "serialize",
     "message_size",
@@ -29,11 +31,13 @@ __all__ = [
     "shared_prefix_bytes",
     "request_bytes",
     "json_common_prefix",
+    "strings_in",
 ]
 
 Message = Mapping[str, Any]
 
 UNITS = ("bytes", "chars", "tokens_approx", "cl100k", "o200k")
+DEFAULT_UNIT = "bytes"  # the article's: sizes and the budget in bytes of compact JSON (``Settings.unit``)
 
 # The article's rules of thumb (characters per token): English prose 4, source code
 # 3-3.5, Chinese 1-1.5, mixed 2-3. ``tokens_approx`` uses the code ratio for
@@ -130,25 +134,57 @@ def count_tokens(text: str, unit: str = "cl100k") -> int:
         return _approx_tokens(text)
     if unit not in _ENCODINGS:
         raise ValueError(f"unknown token unit {unit!r}; use one of cl100k, o200k, tokens_approx")
-    return len(_encoding(unit).encode_ordinary(text))
+    return _bpe_count(_encoding(unit), text)
 
 
-def _strings(value: Any) -> Iterable[str]:
+# Token counting holds one chunk's tokens at a time, not the whole text's: a Python list of n tokens
+# costs about 36 bytes each, so a 100 MB tool result without spaces (base64: about 0.7 tokens a
+# character) would hold 2.5 GB at once. A text is cut only where both pre-tokenizers (sizing._PATTERNS)
+# always end one pre-token and start the next, so the sum of the pieces' counts is the whole count
+# (nothing looks behind, and a piece never ends in whitespace, which "\s++$" would read differently):
+# - between an ASCII letter and an ASCII digit, either way (no letter rule takes a digit, the digit
+#   rule takes nothing else);
+# - after an ASCII letter or a CJK ideograph, before ASCII or CJK punctuation other than "'" (a letter
+#   run ends there; only o200k's "'s"-style endings and marks would extend it, and punctuation joins
+#   what follows it, never what precedes it);
+# - after a line break that a printable ASCII character other than "/" follows (engine/segments.py).
+# tests/test_hostile_sizing.py holds the sums equal to the whole counts on both encodings.
+COUNT_CHUNK = 1 << 18  # characters counted at once when the text can be cut there
+_PUNCT = "!-&(-/:-@\\[-`{-~\u3001-\u3003\u3008-\u3020\uff01-\uff0f\uff1a-\uff20"
+_SAFE_CUT = re.compile(rf"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])|(?<=[A-Za-z\u4e00-\u9fff])(?=[{_PUNCT}])"
+                       r"|(?<=\n)(?=[!-.0-~])")
+
+
+def _bpe_count(enc: Any, text: str, chunk: int = COUNT_CHUNK) -> int:
+    """``len(enc.encode_ordinary(text))``, computed a chunk at a time (see above)."""
+    if len(text) <= chunk:
+        return len(enc.encode_ordinary(text))
+    total, start = 0, 0
+    while start < len(text):
+        cut = _SAFE_CUT.search(text, start + chunk) if len(text) - start > chunk else None
+        end = cut.start() if cut is not None else len(text)
+        total += len(enc.encode_ordinary(text[start:end]))
+        start = end
+    return total
+
+
+def strings_in(value: Any) -> Iterable[str]:
+    """Every string inside a parsed JSON value (dict values and list items, depth first): what a model reads."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
         for v in value.values():
-            yield from _strings(v)
+            yield from strings_in(v)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _strings(v)
+            yield from strings_in(v)
 
 
 def _message_tokens(message: Message, unit: str) -> int:
     # The model sees the strings, not the JSON punctuation: count every string
     # value (role, content, names, arguments) plus the per-message framing.
     enc = _encoding(unit)
-    return TOKENS_PER_MESSAGE + sum(len(enc.encode_ordinary(s)) for s in _strings(message))
+    return TOKENS_PER_MESSAGE + sum(_bpe_count(enc, s) for s in strings_in(message))
 
 
 def _sizer(unit: str) -> Callable[[Message], int]:
@@ -211,6 +247,20 @@ class Meter:
         self.unit = unit
         self._sizer = _sizer(unit)
         self._cache: dict[int, tuple[Message, int]] = {}
+        self._texts: dict[str, int] = {}
+        if unit in _ENCODINGS:  # a policy's copy of a message keeps most of its strings: each string counted once
+            self._sizer = self._tokens
+
+    def _tokens(self, message: Message) -> int:
+        """``_message_tokens``, each distinct string encoded once per meter."""
+        enc, texts = _encoding(self.unit), self._texts
+        n = TOKENS_PER_MESSAGE
+        for s in strings_in(message):
+            k = texts.get(s)
+            if k is None:
+                k = texts[s] = _bpe_count(enc, s)  # a chunk at a time: a 20 MB string holds no 20 MB token list
+            n += k
+        return n
 
     def size(self, message: Message) -> int:
         hit = self._cache.get(id(message))

@@ -4,7 +4,7 @@ A summarizer is any callable ``excerpt -> str | None``. ``compact`` treats ``Non
 an empty string or an exception as failure and falls back to the placeholder note.
 
 - ``OpenAICompatibleSummarizer``: one non-streaming chat-completions request, no
-  tools, temperature 0 by default (SPEC section 4), over ``transport.ChatClient``
+  tools, temperature 0 by default (SPEC section 4), over ``agent.chat.ChatClient``
   (total deadline, bounded reply, checked key). Every failure raises
   ``SummarizerError`` with a reason that never contains the API key.
 - ``ExtractiveSummarizer``: the offline default. Deterministic, no network; keeps

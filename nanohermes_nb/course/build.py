@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._checkout import missing_checkout
+from .._files import AtomicOutput, write_text_atomic
+
 __all__ = ["NotebookRun", "NotebookInfo", "execute_notebook", "run_course", "notebook_paths", "notebook_info",
            "ledger_figure_data", "write_ledger_figure", "figure_hash", "main"]
 
@@ -84,11 +87,7 @@ def _inject(nb, parameters: Mapping[str, Any]) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; built pages are for everyone to read
-    os.replace(tmp, path)
+    write_text_atomic(path, text, mode=0o644)  # built pages are for everyone to read
 
 
 def _count(nb) -> tuple[int, int, int, int]:
@@ -130,6 +129,7 @@ def execute_notebook(
 
     nb = for_build(nbformat.read(path, as_version=4))  # each solution and its check after the starter's check
     _inject(nb, parameters or {})
+    nb.cells.insert(0, _bilingual_figures_cell(nbformat))
     error = None
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nanohermes-kernel-") as sockets:
@@ -151,6 +151,19 @@ def execute_notebook(
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _bilingual_figures_cell(nbformat: Any) -> Any:
+    """A first cell that gives every figure the notebook displays its Chinese rendering (``views.labels``).
+
+    Tagged as an injected cell, so ``for_reader`` removes it from the executed notebook again.
+    """
+    from .exercises import INJECTED
+
+    cell = nbformat.v4.new_code_cell("from nanohermes_nb.views.labels import bilingual_figures\n\nbilingual_figures();",
+                                     metadata={"tags": [INJECTED]})
+    cell["id"] = "injected-bilingual-figures"
+    return cell
 
 
 def _ipc_config(folder: str):
@@ -183,9 +196,37 @@ def run_course(
     parameters = parameters or {}
     jobs = [(p, out_dir, parameters.get(p.name), timeout, "") for p in paths]
     if workers <= 1 or len(jobs) <= 1:
-        return [_execute(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_execute, jobs))
+        runs = [_execute(j) for j in jobs]
+    else:
+        # longest first (the last build's times, else the notebook's size), so no long one starts last
+        order = sorted(range(len(jobs)), key=lambda k: -_expected_seconds(paths[k], out_dir))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            done = dict(zip(order, pool.map(_execute, [jobs[k] for k in order]), strict=True))
+        runs = [done[k] for k in range(len(jobs))]
+    _remember_times(runs, out_dir)
+    return runs
+
+
+TIMES_FILE = ".times.json"  # in the executed folder: each notebook's seconds in the last build
+
+
+def _expected_seconds(path: Path, out_dir: str | os.PathLike) -> float:
+    try:
+        times = json.loads((Path(out_dir) / TIMES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        times = {}
+    return float(times.get(path.name, path.stat().st_size / 3_000))  # about 3 kB of notebook a second
+
+
+def _remember_times(runs: Sequence[NotebookRun], out_dir: str | os.PathLike) -> None:
+    path = Path(out_dir) / TIMES_FILE
+    try:
+        times = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        times = {}
+    times.update({r.name: round(r.seconds, 1) for r in runs if r.ok})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, json.dumps(times, indent=1, sort_keys=True))
 
 
 # ---------------------------------------------------------------- what a notebook is about
@@ -255,12 +296,12 @@ def _data_hash(data: Mapping[str, Any]) -> str:
 
 def figure_hash(path: str | os.PathLike) -> str | None:
     """The data hash stored in a figure written by ``write_ledger_figure`` (None if absent)."""
-    from PIL import Image
+    from PIL import Image, PngImagePlugin
 
     try:
         with Image.open(path) as image:
-            return image.text.get(FIGURE_KEY)
-    except (OSError, AttributeError):
+            return image.text.get(FIGURE_KEY) if isinstance(image, PngImagePlugin.PngImageFile) else None
+    except OSError:
         return None
 
 
@@ -293,18 +334,16 @@ def write_ledger_figure(path: str | os.PathLike = LEDGER_FIGURE, root: str | os.
     plot_by_turn(ledger, ax=left, title="replayed here: data/sessions/twelve_turns.json")
     plot_by_turn(article, ax=right, title="the article's twelve-turn ledger (illustrative)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        figure.savefig(tmp, format="png", dpi=100, metadata={"Software": None, FIGURE_KEY: digest})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with AtomicOutput(path, mode=0o644) as out:
+        figure.savefig(out.tmp, format="png", dpi=100, metadata={"Software": None, FIGURE_KEY: digest})
     return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    missing = missing_checkout("python -m nanohermes_nb.course")
+    if missing is not None:  # installed from a wheel: there is no repository to work on
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course", description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="notebooks to run (default: all of notebooks/)")
     parser.add_argument("-o", "--out", default=str(ROOT / "build" / "course"), help="where the site goes")
@@ -320,7 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_ledger_figure(force=True)
         print(f"wrote {LEDGER_FIGURE}")
         return 0
-    start = time.perf_counter()
+    links_ok = True
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     runs = run_course(args.notebooks or None, args.executed, workers=args.workers, timeout=args.timeout)
     total = time.perf_counter() - start
     width = max((len(r.name) for r in runs), default=10)
@@ -332,16 +372,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .site import build_site
 
         site = build_site(runs, args.executed, args.out)
-        print(f"site: {site.pages.get('en', 0)} English and {site.pages.get('zh', 0)} Chinese pages in "
-              f"{site.seconds:.1f} s; open {(Path(args.out) / 'index.html').resolve()}")
-        for lang, cells in site.untranslated.items():
-            if cells:
-                print(f"{lang}: {len(cells)} prose cell(s) without a translation "
-                      "(python -m nanohermes_nb.course.translations)")
+        links_ok = _report_site(site, Path(args.out))
     if not args.notebooks:
         figure = "redrawn" if write_ledger_figure() else "up to date"
         print(f"{LEDGER_FIGURE.relative_to(ROOT)}: {figure}")
-    return 0 if all(r.ok for r in runs) else 1
+    wall, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+    print(f"make course: {wall:.0f} s of wall time (notebooks {total:.0f} s), {cpu:.0f} s of CPU time "
+          f"({cpu / wall:.1f} of {os.cpu_count()} cores busy on average)")
+    return 0 if all(r.ok for r in runs) and links_ok else 1
+
+
+def _report_site(site: Any, out: Path) -> bool:
+    """Print what the site build made (pages, time, untranslated cells, links); whether every link lands."""
+    print(f"site: {site.pages.get('en', 0)} English and {site.pages.get('zh', 0)} Chinese pages in "
+          f"{site.seconds:.1f} s; open {(out / 'index.html').resolve()}")
+    for lang, cells in site.untranslated.items():
+        if cells:
+            print(f"{lang}: {len(cells)} prose cell(s) without a translation "
+                  "(python -m nanohermes_nb.course.translations)")
+    print(f"links: {site.links.summary()}")
+    for line in site.links.lines():
+        print(f"  broken link: {line}")
+    return bool(site.links.ok)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of every child process it has waited for (kernels, pool workers, builds)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":  # pragma: no cover

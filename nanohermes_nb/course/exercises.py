@@ -17,7 +17,9 @@ Every exercise ``NN.k`` is four cells, tagged (nbformat cell tags):
 :func:`for_build` turns a notebook into what ``make course`` executes: after each check cell it
 inserts the exercise's solution and the check again, and at the end a cell that calls :func:`prove`.
 So one run shows that every check failed on the untouched starter and passed on the solution, and
-the build fails otherwise. :func:`for_reader` removes the inserted cells again (the proof's one
+the build fails otherwise. Before the solution it also runs every registered wrong implementation of
+the exercise (``nanohermes_nb.course.wrong``) against the check: each must be rejected.
+:func:`for_reader` removes the inserted cells again (the proof's one
 line stays), so the built pages show what a learner sees on a first run, and the solutions folded.
 """
 
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Wrong", "check", "same_function", "same_value", "close_to", "verdicts", "prove", "reset", "Exercise",
+           "attempt", "attempts",
            "exercise_cells", "layout_problems", "for_build", "for_reader", "solutions_heading", "counts",
            "EXERCISE", "STARTER", "CHECK", "SOLUTION", "IMPLEMENT", "DESIGN", "INJECTED"]
 
@@ -44,6 +47,8 @@ _HEAD = {EXERCISE: re.compile(r"^\*\*Exercise (\d+\.\d+)\*\*"), STARTER: re.comp
 MAP_FILE = Path(__file__).resolve().parents[2] / "data" / "course_map.json"
 
 _VERDICTS: dict[str, list[bool]] = {}
+_ATTEMPTS: dict[tuple[str, str], bool] = {}  # (exercise, wrong implementation) -> did its check pass it?
+_PENDING: list[tuple[str, str]] = []
 
 
 class Wrong(AssertionError):
@@ -59,6 +64,7 @@ def check(exercise: str, test: Callable[[], Any]) -> None:
     The verdict is recorded for :func:`prove` (and :func:`verdicts`). Returns None, so a check cell shows
     only its line.
     """
+    message: str | None
     try:
         test()
     except NotImplementedError:
@@ -69,7 +75,10 @@ def check(exercise: str, test: Callable[[], Any]) -> None:
         message = f"your code raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
     else:
         message = None
-    _VERDICTS.setdefault(exercise, []).append(message is None)
+    if _PENDING and _PENDING[-1][0] == exercise:
+        _ATTEMPTS[_PENDING.pop()] = message is None
+    else:
+        _VERDICTS.setdefault(exercise, []).append(message is None)
     print(f"✓ {exercise}: right" if message is None else f"✗ {exercise}: {message}")
 
 
@@ -135,16 +144,32 @@ def verdicts() -> dict[str, list[bool]]:
 
 def reset() -> None:
     _VERDICTS.clear()
+    _ATTEMPTS.clear()
+    _PENDING.clear()
 
 
-def prove(exercises: Sequence[str]) -> str:
-    """Assert that each exercise's check failed on its starter and then passed on its solution."""
+def attempt(exercise: str, name: str) -> None:
+    """The next check of ``exercise`` judges the wrong implementation ``name`` (recorded apart, for :func:`prove`)."""
+    _PENDING.append((exercise, name))
+
+
+def attempts() -> dict[tuple[str, str], bool]:
+    """Every wrong implementation checked so far in this kernel: (exercise, name) -> whether its check passed it."""
+    return dict(_ATTEMPTS)
+
+
+def prove(exercises: Sequence[str], wrong: Sequence[tuple[str, str]] = ()) -> str:
+    """Assert that each exercise's check failed on its starter, rejected every wrong one, and passed the solution."""
     seen = verdicts()
     bad = [f"{e}: {'never checked' if e not in seen else 'starter passed' if seen[e][0] else 'solution failed'}"
            for e in exercises if seen.get(e, [True, False])[:1] != [False] or seen[e][-1:] != [True]]
+    bad += [f"{e}: the wrong implementation {name!r} {'was never checked' if (e, name) not in _ATTEMPTS else 'passed'}"
+            for e, name in wrong if _ATTEMPTS.get((e, name), True)]
     assert not bad, "exercise checks not proved: " + "; ".join(bad)
     line = f"{len(exercises)} exercise check(s) failed on the untouched starter and passed on the solution: " + \
         ", ".join(exercises)
+    if wrong:
+        line += f"; they rejected all {len(wrong)} wrong implementation(s) tried"
     print(line)
     return line
 
@@ -163,6 +188,12 @@ class Exercise:
     solution: int | None = None
     implement: bool = False
     design: bool = False
+
+    def cells(self) -> tuple[int, int, int, int] | None:
+        """``(exercise, starter, check, solution)``: where its four cells are, or None when one is missing."""
+        if self.exercise is None or self.starter is None or self.check is None or self.solution is None:
+            return None
+        return self.exercise, self.starter, self.check, self.solution
 
 
 def _tags(cell: Mapping[str, Any]) -> list[str]:
@@ -210,26 +241,29 @@ def layout_problems(cells: Sequence[Mapping[str, Any]], number: str, heading: st
             continue
         if not ex.id.startswith(f"{int(number)}."):
             problems.append(f"{where}: numbered for another notebook")
-        missing = [r for r in (EXERCISE, STARTER, CHECK, SOLUTION) if getattr(ex, r) is None]
-        if missing:
+        places = ex.cells()
+        if places is None:
+            missing = [r for r in (EXERCISE, STARTER, CHECK, SOLUTION) if getattr(ex, r) is None]
             problems.append(f"{where}: no {', '.join(missing)} cell")
             continue
-        if not ex.exercise < ex.starter < ex.check:
+        task, starter, check_at, solution = places
+        if not task < starter < check_at:
             problems.append(f"{where}: the task, starter and check are not in that order")
-        kinds = {r: cells[getattr(ex, r)].get("cell_type") for r in (EXERCISE, STARTER, CHECK, SOLUTION)}
+        kinds = {r: cells[k].get("cell_type") for r, k in zip((EXERCISE, STARTER, CHECK, SOLUTION), places,
+                                                                strict=True)}
         if kinds != {EXERCISE: "markdown", STARTER: "code", CHECK: "code", SOLUTION: "code"}:
             problems.append(f"{where}: cell types {kinds}")
-        if not heads or ex.solution < heads[0]:
+        if not heads or solution < heads[0]:
             problems.append(f"{where}: the solution is not under the '{heading}' heading")
-        elif ex.check > heads[0]:
+        elif check_at > heads[0]:
             problems.append(f"{where}: the check comes after the '{heading}' heading")
-        if not cells[ex.solution].get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+        if not cells[solution].get("metadata", {}).get("jupyter", {}).get("source_hidden"):
             problems.append(f"{where}: the solution is not folded")
-        if f'check("{ex.id}"' not in _source(cells[ex.check]):
+        if f'check("{ex.id}"' not in _source(cells[check_at]):
             problems.append(f'{where}: the check cell does not call check("{ex.id}", ...)')
-        if ex.implement and "NotImplementedError" not in _source(cells[ex.starter]):
+        if ex.implement and "NotImplementedError" not in _source(cells[starter]):
             problems.append(f"{where}: an implement starter that does not raise NotImplementedError")
-        if re.search(r"\bprint\(|\bdisplay\(", _source(cells[ex.starter])):
+        if re.search(r"\bprint\(|\bdisplay\(", _source(cells[starter])):
             problems.append(f"{where}: the starter prints (it must not show the answer)")
     return problems
 
@@ -262,22 +296,38 @@ def for_build(nb: Any) -> Any:
 
     out = copy.deepcopy(nb)
     exs = exercise_cells(out.cells)
-    proved = [e for e in exs.values() if None not in (e.starter, e.check, e.solution)]
+    proved = [(e, e.check, e.solution) for e in exs.values()
+              if e.starter is not None and e.check is not None and e.solution is not None]
     if not proved:
         return out
     after: dict[int, list] = {}
-    for e in proved:
-        after[e.check] = [_code(nbformat, _source(out.cells[e.solution]), INJECTED, f"injected-solution-{e.id}"),
-                          _code(nbformat, _source(out.cells[e.check]), INJECTED, f"injected-check-{e.id}")]
+    tried: list[tuple[str, str]] = []
+    for e, check_at, solution_at in proved:
+        solution, check_source = _source(out.cells[solution_at]), _source(out.cells[check_at])
+        after[check_at] = []
+        for k, w in enumerate(_wrong_for(e.id)):
+            after[check_at] += [
+                _code(nbformat, "from nanohermes_nb.course.exercises import attempt\n\n"
+                      f"attempt({e.id!r}, {w.name!r})\n\n{w.code(solution)}", INJECTED, f"injected-wrong-{e.id}-{k}"),
+                _code(nbformat, check_source, INJECTED, f"injected-wrong-check-{e.id}-{k}")]
+            tried.append((e.id, w.name))
+        after[check_at] += [_code(nbformat, solution, INJECTED, f"injected-solution-{e.id}"),
+                           _code(nbformat, check_source, INJECTED, f"injected-check-{e.id}")]
     cells = []
     for i, cell in enumerate(out.cells):
         cells += [cell, *after.get(i, [])]
     proof = _code(nbformat, "from nanohermes_nb.course.exercises import prove\n\n"
-                  f"prove({[e.id for e in proved]!r});", PROOF, "exercise-proof")
+                  f"prove({[e.id for e, _c, _s in proved]!r}, {tried!r});", PROOF, "exercise-proof")
     footer = len(cells) - 1 if "course-footer" in _tags(cells[-1]) else len(cells)
     cells.insert(footer, proof)
     out.cells = cells
     return out
+
+
+def _wrong_for(exercise: str) -> list[Any]:
+    from .wrong import wrong_implementations
+
+    return wrong_implementations(exercise)
 
 
 def for_reader(nb: Any) -> Any:

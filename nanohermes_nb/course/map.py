@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Section", "NotebookEntry", "CourseMap", "course_map", "anchor", "headings", "exercises",
+from .._files import write_text_atomic
+
+__all__ = ["Section", "NotebookEntry", "CourseMap", "course_map", "anchor", "heading_text", "headings", "exercises",
            "update_navigation", "HEADER_TAG", "FOOTER_TAG", "EXERCISE_TAG", "SOLUTION_TAG"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,9 +108,30 @@ def course_map(path: str | os.PathLike = MAP_FILE) -> CourseMap:
     return CourseMap.load(path)
 
 
+_INLINE = [(re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),         # a link or image: its text
+           (re.compile(r"`([^`]*)`"), r"\1"),                          # inline code: its text
+           (re.compile(r"(\*\*?)(?=\S)(.+?)(?<=\S)\1"), r"\2"),          # *emphasis*, **strong**
+           (re.compile(r"(?<!\w)(__?)(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),  # _emphasis_ (not snake_case)
+           (re.compile(r"<[^>]+>"), "")]                                # inline HTML
+
+
+def heading_text(heading: str) -> str:
+    """A Markdown heading's text as a reader sees it: code, emphasis, links and HTML reduced to their text."""
+    import html
+
+    text = heading.strip()
+    for pattern, repl in _INLINE:
+        text = pattern.sub(repl, text)
+    return html.unescape(text).strip()
+
+
 def anchor(heading: str) -> str:
-    """The link target Jupyter and nbconvert give a Markdown heading: its text with spaces as dashes."""
-    return heading.strip().replace(" ", "-")
+    """The link target JupyterLab gives a Markdown heading: its text as shown, with spaces as dashes.
+
+    Double quotes and angle brackets are left out (they would break the site's links). The course
+    site gives every heading the same id (``site_hooks.set_heading_ids``), so one link works in both.
+    """
+    return re.sub(r'["<>]', "", heading_text(heading).replace(" ", "-"))
 
 
 def _tags(cell: Any) -> list[str]:
@@ -202,15 +225,20 @@ def update_navigation(folder: str | os.PathLike = ROOT / "notebooks", cmap: Cour
         if after != before:
             changed.append(entry.file)
             if write:
-                tmp = path.with_name(f".{path.name}.tmp")
-                tmp.write_text(after, encoding="utf-8")
-                os.replace(tmp, path)
+                write_text_atomic(path, after)
     return changed
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
+    import sys
 
+    from .._checkout import missing_checkout
+
+    missing = missing_checkout("python -m nanohermes_nb.course.map")
+    if missing is not None:  # installed from a wheel: there is no repository to work on
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course.map",
                                      description="Rewrite each notebook's header and footer from data/course_map.json.")
     parser.add_argument("--check", action="store_true", help="exit 1 if any notebook is not current; change nothing")

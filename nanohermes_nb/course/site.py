@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .site_hooks import reader_text
+
 __all__ = ["SiteBuild", "build_site", "external_urls", "reading_time", "stage_notebook", "api_modules",
            "WIDGET_VIEW"]
 
@@ -40,6 +42,8 @@ WORDS_PER_MINUTE = 200  # English prose
 ZH_CHARS_PER_MINUTE = 400  # Chinese prose: characters, not words
 _OUTSIDE_LINK = re.compile(r"\[([^\]]+)\]\((\.\./[^)]+)\)")  # docs/ links into the repository, not the site
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# rules.md's note that docstrings cite it as "SPEC": on the site every such citation is already "the rules, §N"
+_SPEC_NOTE = re.compile(r"\s*The code's\s+docstrings cite this page as \"SPEC\"[^.]*\.\)?", re.S)
 _FETCHED = [  # where an address in a page is fetched by the browser, not merely shown
     re.compile(r"""<(?:script|img|iframe|audio|video|source|embed|input)\b[^>]*?\ssrc=["']?((?:https?:)?//[^"'\s>]+)""",
                re.I),
@@ -58,6 +62,7 @@ class SiteBuild:
     pages: Mapping[str, int]
     seconds: float
     untranslated: Mapping[str, list[str]]
+    links: Any = None  # links.LinkReport: every link of both editions checked
 
     @property
     def page_count(self) -> int:
@@ -75,13 +80,17 @@ def reading_time(nb: Any, lang: str = "en") -> tuple[int, int]:
     return max(1, round(amount)), code
 
 
-def stage_notebook(nb: Any) -> Any:
-    """The notebook as the site shows it: a widget output shows its static snapshot, not an empty view.
+def stage_notebook(nb: Any, lang: str = "en") -> Any:
+    """The notebook as the site shows it: widget snapshots, and each figure in the edition's language.
 
     The widget view needs a widget manager loaded from a CDN; every explorer stores a snapshot
     (HTML or an image) beside its view, so the view is dropped from that output and the widget
-    state from the metadata. The executed notebook itself is left as it is.
+    state from the metadata. A figure's output carries its Chinese rendering beside the English
+    one (``views.labels``): the Chinese edition shows that one, and neither page keeps both.
+    The executed notebook itself is left as it is.
     """
+    from ..views.labels import ZH_PNG
+
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
@@ -89,6 +98,11 @@ def stage_notebook(nb: Any) -> Any:
             data = out.get("data", {})
             if WIDGET_VIEW in data and SNAPSHOT_TYPES & set(data):
                 del data[WIDGET_VIEW]
+            chinese = data.pop(ZH_PNG, None)
+            if lang == "zh" and chinese and "image/png" in data:
+                english, data["image/png"] = data["image/png"], chinese
+                if isinstance(data.get("text/html"), str):  # a widget's snapshot inlines the same image
+                    data["text/html"] = data["text/html"].replace(english, chinese)
     return nb
 
 
@@ -102,6 +116,8 @@ def api_modules(package: str = "nanohermes_nb", root: Path = ROOT) -> list[str]:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         if any(p.startswith("_") for p in parts) or parts[-1] in {"site_hooks"}:
+            continue
+        if re.fullmatch(r"nb\d\d", parts[-1]):  # a notebook's data (wrong implementations, judges): its package's page
             continue
         names.append(".".join(parts))
     return names
@@ -135,6 +151,7 @@ def _stage_docs(stage: Path) -> list[dict]:
         dest = stage / "docs" / src.name
         if src.suffix == ".md":
             text = _OUTSIDE_LINK.sub(r"\1", src.read_text(encoding="utf-8"))
+            text = reader_text(_SPEC_NOTE.sub("", text), None if src.name == "rules.md" else "rules.md", markdown=True)
             _write(dest, text)
             title = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("# ")), src.stem)
             nav.append({title: f"docs/{src.name}"})
@@ -181,7 +198,7 @@ def _home(lang: str, entries: Sequence[tuple[str, str, Any]], runs: Mapping[str,
     glossary = [f"| {t['zh']} | {t['en']} | {t['code']} |" for t in terms]
     art = cmap.article
     if zh:
-        intro = ("# nanohermes_nb：课程\n\n一个小型编程智能体如何控制它的上下文窗口，"
+        intro = ("# nanohermes_nb：课程\n\n一个小型编程 Agent 如何管住它的上下文窗口，"
                  "一个已执行的笔记本接一个笔记本地讲。"
                  "按顺序阅读；每个笔记本都以一个断言其结论的单元格收尾。这些页面是静态的：要拖动探索器的控件，"
                  "请在 JupyterLab 中打开笔记本（`make lab`）。文档和 API 参考只有英文："
@@ -227,7 +244,7 @@ def _stage_edition(lang: str, executed: Sequence[Path], runs: Mapping[str, Any],
             nb, missing = translations.zh_notebook(nb, name, tr, cmap, titles, terms)
             untranslated += [f"{name}:{cell_id}" for cell_id in missing]
             title = titles.get(name) or title
-        nbformat.write(stage_notebook(nb), stage / name)
+        nbformat.write(stage_notebook(nb, lang), stage / name)
         entries.append((name, title, nb))
     _write(stage / "index.md", _home(lang, entries, runs))
     _write(stage / "assets" / "nanohermes.css", (Path(__file__).parent / "site_theme" / "nanohermes.css")
@@ -286,6 +303,18 @@ def _mkdocs_build(config_file: Path) -> None:
         config.plugins.on_shutdown()
 
 
+def _build_all(configs: Sequence[Path]) -> None:
+    """Build the editions side by side, one process each (two cores: about the time of the longer one)."""
+    if len(configs) <= 1 or os.environ.get("NANOHERMES_SITE_SERIAL"):
+        for config in configs:
+            _mkdocs_build(config)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=len(configs)) as pool:
+        list(pool.map(_mkdocs_build, configs))
+
+
 def _pages(site: Path) -> int:
     return sum(1 for p in site.rglob("*.html") if "zh" not in p.relative_to(site).parts[:1] and p.name != "404.html")
 
@@ -307,10 +336,14 @@ def build_site(runs: Sequence[Any], executed_dir: str | os.PathLike, out: str | 
     for lang in languages:
         navs[lang], untranslated[lang] = _stage_edition(lang, executed, by_name, stage_root / lang)
     names = {lang: {p.stem + ".html" for p in executed} | {"index.html"} for lang in languages}
-    for lang in languages:
-        site = out if lang == "en" else out / lang
-        other = names["zh" if lang == "en" else "en"] if len(languages) > 1 else set()
-        _mkdocs_build(_config(lang, stage_root / lang, site, navs[lang], other))
+    built = {lang: out if lang == "en" else stage_root / f"{lang}-site" for lang in languages}
+    configs = [_config(lang, stage_root / lang, built[lang], navs[lang],
+                       names["zh" if lang == "en" else "en"] if len(languages) > 1 else set()) for lang in languages]
+    _build_all(configs)
+    for lang in languages:  # the English build cleans its folder, so the others are built apart and moved in
+        if built[lang] != out:
+            shutil.rmtree(out / lang, ignore_errors=True)
+            shutil.move(str(built[lang]), str(out / lang))
     for lang in languages:
         site = out if lang == "en" else out / lang
         pages[lang] = _pages(site) if lang == "en" else sum(1 for p in site.rglob("*.html") if p.name != "404.html")
@@ -319,4 +352,6 @@ def build_site(runs: Sequence[Any], executed_dir: str | os.PathLike, out: str | 
         raise RuntimeError(f"the built site would fetch from the network: {leaks[:3]} ({len(leaks)} in all)")
     for path in out.rglob("*"):  # readable by others, as any static site
         path.chmod(0o755 if path.is_dir() else 0o644)
-    return SiteBuild(out, pages, time.perf_counter() - start, untranslated)
+    from .links import check_site
+
+    return SiteBuild(out, pages, time.perf_counter() - start, untranslated, check_site(out))

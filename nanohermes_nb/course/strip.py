@@ -9,6 +9,9 @@ Two guards, both set up by ``make lab``:
   applied to ``notebooks/*.ipynb`` by ``.gitattributes``) for a notebook saved by anything else: its
   outputs never reach git (``git diff`` is empty; ``git status`` may list the file until ``git add``,
   because git sees its size changed before it runs the filter). Reads stdin, writes the clean notebook.
+  A clean filter must never lose what it is given: anything it does not understand (bytes that are
+  not UTF-8, JSON that is not a notebook, malformed cells, nesting too deep to parse) goes through
+  byte for byte, and it never fails.
 """
 
 from __future__ import annotations
@@ -17,16 +20,29 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["clean", "pre_save", "main"]
+__all__ = ["clean", "cleaned", "pre_save", "main", "NotANotebook"]
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 _CELL_KEYS_DROPPED = ("execution", "scrolled", "collapsed", "trusted")
 
 
+class NotANotebook(ValueError):
+    """What the clean filter passes through untouched: not an nbformat 4 notebook it can clean."""
+
+
 def clean(notebook: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``notebook`` (nbformat 4 JSON) without outputs, counts, timings and kernel details."""
+    """A copy of ``notebook`` (nbformat 4 JSON) without outputs, counts, timings and kernel details.
+
+    ``NotANotebook`` when it is not one: not an object, cells that are not a list of objects, metadata
+    that is not an object.
+    """
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells", []), list):
+        raise NotANotebook("not an nbformat 4 notebook")
     nb = json.loads(json.dumps(notebook))
     meta = nb.setdefault("metadata", {})
+    if not isinstance(meta, dict) or any(not isinstance(c, dict) or not isinstance(c.get("metadata", {}), dict)
+                                         for c in nb.get("cells", [])):
+        raise NotANotebook("malformed metadata or cells")
     meta.pop("widgets", None)
     if "kernelspec" in meta:
         meta["kernelspec"] = dict(KERNELSPEC)
@@ -51,19 +67,32 @@ def pre_save(model: dict[str, Any], **_: Any) -> None:
     import nbformat
 
     if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
-        model["content"] = nbformat.from_dict(clean(model["content"]))
+        try:
+            model["content"] = nbformat.from_dict(clean(model["content"]))
+        except NotANotebook:  # saved as it is: a save never fails for the filter's sake
+            pass
+
+
+def cleaned(raw: bytes) -> bytes:
+    """The clean notebook for the bytes of one, or the very same bytes when they are anything else."""
+    import nbformat
+
+    try:
+        nb = json.loads(raw.decode("utf-8"))
+        if not isinstance(nb, dict) or nb.get("nbformat") != 4:
+            return raw
+        return (nbformat.writes(nbformat.from_dict(clean(nb))) + "\n").encode("utf-8")
+    except (ValueError, RecursionError, TypeError, AttributeError, KeyError):  # NotANotebook, bad JSON or UTF-8
+        return raw
+    except Exception:  # whatever nbformat raises on a notebook it cannot write: git keeps the file as it is
+        return raw
 
 
 def main() -> int:
-    import nbformat
-
-    text = sys.stdin.read()
-    try:
-        nb = json.loads(text)
-    except json.JSONDecodeError:  # not a notebook git should change: pass it through untouched
-        sys.stdout.write(text)
-        return 0
-    sys.stdout.write(nbformat.writes(nbformat.from_dict(clean(nb))) + "\n")
+    """The git clean filter: stdin's bytes to stdout, cleaned when they are a notebook; never fails."""
+    raw = sys.stdin.buffer.read()
+    sys.stdout.buffer.write(cleaned(raw))
+    sys.stdout.buffer.flush()
     return 0
 
 

@@ -36,14 +36,15 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._checkout import missing_checkout
+
 __all__ = ["Translation", "Issue", "en_sha", "read_translation", "translation_path", "issues", "zh_notebook",
-           "annotate_terms", "glossary_terms", "stamp", "main", "ZH_DIR"]
+           "annotate_terms", "glossary_terms", "refused_forms", "term_problems", "stamp", "main", "ZH_DIR"]
 
 ROOT = Path(__file__).resolve().parents[2]
 ZH_DIR = ROOT / "notebooks" / "zh"
@@ -94,18 +95,60 @@ def translation_path(notebook: str | os.PathLike, folder: str | os.PathLike = ZH
     return Path(folder) / (Path(notebook).stem + ".md")
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file, read only when it is a regular file (a FIFO is refused without blocking);
+    anything else, a missing file or another encoding (GBK) is a ValueError naming the file, in one line."""
+    from .._files import read_regular
+
+    try:
+        raw = read_regular(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as exc:  # NotRegularFile (a folder, a FIFO, a device) or unreadable
+        raise ValueError(str(exc) if str(path) in str(exc) else f"{path}: cannot read ({exc.strerror or exc})") \
+            from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                         "save the file as UTF-8") from None
+
+
+def read_notebook(path: str | os.PathLike) -> Any:
+    """An nbformat 4 notebook whose cells have ids (4.5 or later), or a ValueError naming the file, in one line."""
+    import nbformat
+
+    text = read_text(path)
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # JSON that is not a notebook (a list, a string): nbformat raises many kinds
+        why = str(exc).splitlines()[0][:120] if str(exc) else ""
+        raise ValueError(f"{path}: not a Jupyter notebook ({type(exc).__name__}{': ' if why else ''}{why})") from None
+    if not isinstance(nb.get("cells"), list) or any(not isinstance(c, dict) for c in nb.cells):
+        raise ValueError(f"{path}: not a Jupyter notebook (no list of cells)")
+    missing = [k for k, c in enumerate(nb.cells) if not isinstance(c.get("id"), str)]
+    if missing:
+        version = f"{nb.get('nbformat')}.{nb.get('nbformat_minor')}"
+        raise ValueError(f"{path}: cell {missing[0]} has no id (nbformat {version}); translations are keyed by "
+                         "cell id: save it as nbformat 4.5 or later")
+    return nb
+
+
 def read_translation(path: str | os.PathLike) -> Translation:
     """Parse a translation file; a malformed one raises ValueError naming the file and line."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     marks = list(_BLOCK.finditer(text))
     if text.strip() and (not marks or text[:marks[0].start()].strip()):
         raise ValueError(f"{path}:1: text before the first <!-- cell ID --> or <!-- title --> marker")
     title, cells = "", {}
+    line, counted = 1, 0  # the line of each marker, counted from the previous one (linear, not quadratic)
     for k, m in enumerate(marks):
         end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
         body = text[m.end():end].strip("\n").rstrip()
-        line = text.count("\n", 0, m.start()) + 1
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
         if m.group(1) == "title":
             title = body.strip()
         elif m.group(2) in cells:
@@ -123,10 +166,8 @@ def prose_cells(nb: Any) -> list[Any]:
 
 def issues(notebook: str | os.PathLike, folder: str | os.PathLike = ZH_DIR) -> list[Issue]:
     """Every prose cell of ``notebook`` without a current translation, and every translation without a cell."""
-    import nbformat
-
     notebook = Path(notebook)
-    nb = nbformat.read(notebook, as_version=4)
+    nb = read_notebook(notebook)
     path = translation_path(notebook, folder)
     tr = read_translation(path) if path.exists() else Translation(path, "", {})
     out = [] if tr.title else [Issue(notebook.name, "-", "no-title")]
@@ -145,12 +186,10 @@ def issues(notebook: str | os.PathLike, folder: str | os.PathLike = ZH_DIR) -> l
 
 def stamp(notebook: str | os.PathLike, folder: str | os.PathLike = ZH_DIR) -> int:
     """Write the English hash into every block that has none yet; return how many were stamped."""
-    import nbformat
-
-    nb = nbformat.read(Path(notebook), as_version=4)
+    nb = read_notebook(notebook)
     english = {c.id: c.source for c in prose_cells(nb)}
     path = translation_path(notebook, folder)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     count = 0
 
     def fill(m: re.Match) -> str:
@@ -167,10 +206,15 @@ def stamp(notebook: str | os.PathLike, folder: str | os.PathLike = ZH_DIR) -> in
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """``text`` onto ``path`` through a temporary file and a rename; a link is followed, so the file it
+    names is stamped and the link stays (``_files.write_atomic``)."""
+    from .._files import write_text_atomic
+
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise ValueError(str(exc) if str(path) in str(exc) else f"{path}: cannot write ({exc.strerror or exc})") \
+            from None
 
 
 # ---------------------------------------------------------------- building the Chinese notebook
@@ -181,6 +225,21 @@ def glossary_terms(path: str | os.PathLike = GLOSSARY) -> list[tuple[str, str]]:
     terms = json.loads(Path(path).read_text(encoding="utf-8"))["terms"]
     pairs = [(t["zh"], t["en"]) for t in terms if t.get("annotate", True)]
     return sorted(pairs, key=lambda p: -len(p[0]))
+
+
+def refused_forms(path: str | os.PathLike = GLOSSARY) -> dict[str, str]:
+    """Every form the Chinese edition never writes (the glossary's ``refuse``), mapped to the article's form."""
+    terms = json.loads(Path(path).read_text(encoding="utf-8"))["terms"]
+    return {form: t["zh"] for t in terms for form in t.get("refuse", ())}
+
+
+def term_problems(text: str, refused: dict[str, str]) -> list[str]:
+    """What in a Chinese text is not the article's term: one line per refused form used (code spans included).
+
+    Code is not exempt: a Chinese word in a code span or a link is prose the reader reads all the same.
+    """
+    return [f"writes {form!r} {text.count(form)} time(s); the article writes {article!r}"
+            for form, article in refused.items() if form in text]
 
 
 def annotate_terms(texts: Sequence[str], terms: Sequence[tuple[str, str]]) -> list[str]:
@@ -223,7 +282,9 @@ def _first_use(text: str, term: str, english: str, longer: Sequence[str]) -> int
 
 
 def _anchor(heading: str) -> str:
-    return heading.strip().replace(" ", "-")
+    from .map import anchor
+
+    return anchor(heading)
 
 
 def _keep_anchors(english: str, zh: str) -> str:
@@ -307,8 +368,10 @@ def zh_notebook(nb: Any, name: str, translation: Translation | None, cmap: Any, 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import nbformat
-
+    missing = missing_checkout("python -m nanohermes_nb.course.translations")
+    if missing is not None:  # installed from a wheel: there is no repository to work on
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     from .build import notebook_paths
 
     parser = argparse.ArgumentParser(prog="python -m nanohermes_nb.course.translations",
@@ -320,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.zh_dir)
     paths = [Path(p) for p in args.notebooks] or notebook_paths()
-    found = []
+    found, total = [], 0
     for path in paths:
         try:
             if args.stamp and translation_path(path, folder).exists():
@@ -328,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if n:
                     print(f"{translation_path(path, folder)}: stamped {n} new block(s)")
             found += issues(path, folder)
+            total += len(prose_cells(read_notebook(path)))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -335,7 +399,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(issue)
         if args.show and issue.english:
             print("    " + issue.english.replace("\n", "\n    "))
-    total = sum(len(prose_cells(nbformat.read(p, as_version=4))) for p in paths)
     print(f"{total - sum(i.kind in ('missing', 'stale', 'unstamped') for i in found)} of {total} prose cells "
           f"translated and current in {len(paths)} notebooks")
     return 1 if found else 0

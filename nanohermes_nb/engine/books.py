@@ -120,7 +120,7 @@ class SizeBook(Book):
 
     def totals(self) -> dict[str, Any]:
         return {
-            "requests": self.session.requests, "peak_request": self.peak, "peak_request_number": self.peak_at,
+            "requests": self.session.n_requests, "peak_request": self.peak, "peak_request_number": self.peak_at,
             "compactions": self.compactions, "summarizer_calls": self.summarizer_calls,
             "cumulative_input": self.cumulative, "cumulative_input_no_compaction": self.sent[-1],
             "final_size": self.final_size, "ineffective_compactions": self.ineffective,
@@ -180,7 +180,7 @@ class PrefixBook(Book):
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
         s = self.session
         self.head_bytes = event.size_after if self.same_unit else sum(self.bsize(m) for m in after.head)
-        if k + 1 < s.requests:
+        if k + 1 < s.n_requests:
             sent = before.view(s.messages, s.reply[k])
             nxt = after.view(s.messages, s.reply[k + 1])
             self.after_event = shared_prefix_bytes(sent, nxt, self.bsize)

@@ -54,11 +54,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..transcripts.base import ReportedUsage
+from ..transcripts.session import Session, SessionLike
 from .pricing import Pricing
 
 __all__ = ["RequestFacts", "CacheRule", "TTL_SECONDS", "FIT_REQUESTS", "TOLERANCE", "Fit", "fit_session",
            "Calibration", "calibrate_facts", "REASONS", "seconds", "facts_from_transcript", "calibrate",
-           "calibration_table"]
+           "calibration_table", "least_squares"]
 
 TTL_SECONDS = {"anthropic": 300.0, "anthropic_1h": 3600.0, "openai": 3600.0}
 FIT_REQUESTS = 12
@@ -82,10 +84,13 @@ class RequestFacts:
     visible: int
     reply: int
     compacted: bool = False
-    usage: Any = None
+    usage: Any = None  # a ReportedUsage, or None where the log reports none
     ttl: float | None = None  # the request's own TTL when its log says (Anthropic 1 h writes)
     turn_start: bool = False  # a user message came since the previous request
     kept: int = 0  # after a tool's compaction: the visible tokens at the start it left as they were
+    thinking: float = 0.0  # signature characters of this request's reply thinking (``logmeta``)
+    shown_thinking: float = 0.0  # o200k tokens of the thinking text the log shows for that reply
+    injected: float | None = None  # o200k tokens the agent injected since the request before; None: not logged
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,8 @@ class Fit:
         return self.hidden + self.scale * visible
 
 
-def _lstsq(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+def least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """``(intercept, slope)`` of the least-squares line through ``(xs, ys)`` (slope 1 when ``xs`` do not vary)."""
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     sxx = sum((x - mx) ** 2 for x in xs)
@@ -144,7 +150,7 @@ def fit_session(facts: Sequence[RequestFacts], requests: int = FIT_REQUESTS) -> 
             break
     if not points:
         return None
-    hidden, scale = _lstsq([p[0] for p in points], [p[1] for p in points])
+    hidden, scale = least_squares([p[0] for p in points], [p[1] for p in points])
     if not 0.5 <= scale <= 3.0 or hidden < 0:  # too few or too alike points: keep the first request's ratio
         scale = 1.0
         hidden = max(0.0, points[0][1] - points[0][0])
@@ -244,8 +250,8 @@ def calibrate_facts(facts: Sequence[RequestFacts], pricing: Pricing | Mapping[st
         if f.turn_start or f.compacted or turn_prompt is None:
             turn_prompt = prev_prompt
     efficiency = _efficiency(rows)
-    for row in rows:
-        _price(row, price_of(row["model"]), rule, efficiency)
+    for row, usage in zip(rows, (f.usage for f in facts if f.usage is not None), strict=True):
+        _price(row, price_of(row["model"]), rule, efficiency, usage)
     table = frame(rows, list(_ROW_COLUMNS))
     return Calibration(table, fit, rule, _summary(table, fit, efficiency))
 
@@ -263,13 +269,17 @@ def _efficiency(rows: Sequence[dict]) -> float:
     return sum(r["cached"] for r in rows) / expected if expected > 0 else 1.0
 
 
-def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: float) -> None:
-    """The reported cost, the rule's estimate, and the estimate with the session's cache efficiency."""
+def _price(row: dict, pricing: Pricing | None, rule: CacheRule, efficiency: float, usage: Any = None) -> None:
+    """The reported cost (as the bill prices it: ``bill.request_cost``, 1-hour writes at their price), the rule's
+    estimate, and the estimate with the session's cache efficiency."""
+    from .bill import request_cost
+
     if pricing is None:
         row.update(cost_usd=None, est_cost_rule_usd=None, est_cost_usd=None)
         return
     est, out = row["est_prompt"], row["est_output"]
-    row["cost_usd"] = pricing.cost(row["prompt"], row["cached"], row["output"], row["cache_write"])
+    row["cost_usd"] = request_cost(usage, pricing) if usage is not None else pricing.cost(
+        row["prompt"], row["cached"], row["output"], row["cache_write"])
     for name, eff in (("est_cost_rule_usd", 1.0), ("est_cost_usd", efficiency)):
         cached = min(round(row["est_cached"] * eff), est)
         write = est - cached if rule.provider == "anthropic" else 0
@@ -295,7 +305,7 @@ def _row(f: RequestFacts, prev: RequestFacts | None, est: float, free: float, ca
             "est_cache_write": round(est - cached) if rule.provider == "anthropic" else 0,
             "output": u.completion_tokens, "est_output": round(fit.output_scale * f.reply),
             "within": bool(within), "reason": "" if within else _reason(f, prev, ttl, cached, u.cached_tokens, prompt),
-            "partial_hit": partial}
+            "partial_hit": partial, "cache_write_1h": u.cache_write_1h_tokens}
 
 
 def _summary(rows: Any, fit: Fit | None, efficiency: float = 1.0) -> dict:
@@ -339,12 +349,9 @@ def seconds(t: Any) -> float | None:
     return None
 
 
-def _ttl_of(usage: Any) -> float | None:
+def _ttl_of(usage: ReportedUsage) -> float | None:
     """1 hour when the request wrote to Anthropic's 1-hour cache (Claude Code's usage says so), else None."""
-    raw = getattr(usage, "raw", None)
-    if not isinstance(raw, Mapping):
-        return None
-    for key, value in raw.items():
+    for key, value in usage.raw.items():
         if isinstance(value, Mapping):
             if any("1h" in str(k) and isinstance(v, (int, float)) and v > 0 for k, v in value.items()):
                 return TTL_SECONDS["anthropic_1h"]
@@ -353,46 +360,44 @@ def _ttl_of(usage: Any) -> float | None:
     return None
 
 
-def _session_ttl(transcript: Any) -> float | None:
-    """1 hour when the log's file shows writes to Anthropic's 1-hour cache anywhere (Claude Code), else None.
-
-    Claude Code records ``cache_creation.ephemeral_1h_input_tokens`` per
-    response; a reader that keeps only the flat usage fields loses it, so the
-    file itself is asked (a text search, nothing parsed).
-    """
+def _session_ttl(log: Session) -> float | None:
+    """1 hour when the file shows Claude Code writes to the 1-hour cache anywhere (a text search), else None."""
     import re
 
-    path = getattr(transcript, "path", "")
-    if getattr(transcript, "agent", "") != "claude_code" or not path:
+    if log.agent != "claude_code" or not log.path:
         return None
     try:
-        with open(path, "rb") as fh:
+        with open(log.path, "rb") as fh:
             text = fh.read()
     except OSError:
         return None
     return TTL_SECONDS["anthropic_1h"] if re.search(rb'"ephemeral_1h_input_tokens":\s*[1-9]', text) else None
 
 
-def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o200k") -> list[RequestFacts]:
-    """One ``RequestFacts`` per request of a loaded agent log (``Transcript.requests``, ``.compactions``).
+def facts_from_transcript(transcript: SessionLike, session: Any = None, unit: str = "o200k",
+                          meta: Any = None) -> list[RequestFacts]:
+    """One ``RequestFacts`` per request of a loaded agent log (``Session.requests``, ``.compactions``).
 
     The visible context of a request is what the log shows the agent sent:
     the system message, then, after the tool's last compaction, the messages it
     went on from (``ToolCompaction.continuation``: Claude Code's summary, Codex's
     replacement history) and the transcript from there to the request's
-    assistant message (``AgentRequest.message``).
+    assistant message (``AgentRequest.message``). ``meta`` (``logmeta.SessionMeta``) adds what
+    the file says beyond its messages: each reply's thinking signatures and the context the
+    agent injected (``RequestFacts.thinking``, ``.injected``).
     """
     from .recorded import RecordedSession
 
-    requests = tuple(getattr(transcript, "requests", ()) or ())
-    session = session if session is not None else RecordedSession.of(transcript)
-    shift = len(session.messages) - len(transcript)  # 1 when an empty system message was prepended
+    log = Session.of(transcript)
+    requests = log.requests
+    session = session if session is not None else RecordedSession.of(log)
+    shift = len(session.messages) - len(log.messages)  # 1 when an empty system message was prepended
     p, meter = session.prefix(unit), session.meter(unit)
     system = p[1] if len(p) > 1 else 0
     cuts = sorted(((int(c.message) + shift, sum(meter(m) for m in (c.continuation or ())),
                     system + _kept_start(c.continuation or (), session.messages, meter))
-                   for c in (getattr(transcript, "compactions", ()) or ())), key=lambda c: c[0])
-    ttl = _session_ttl(transcript)
+                   for c in log.compactions), key=lambda c: c[0])
+    ttl = _session_ttl(log)
     users = [k for k, m in enumerate(session.messages) if isinstance(m, Mapping) and m.get("role") == "user"]
     out: list[RequestFacts] = []
     k = 0
@@ -409,9 +414,19 @@ def facts_from_transcript(transcript: Any, session: Any = None, unit: str = "o20
         turn = bisect_right(users, i) > bisect_right(users, before)  # a user message since the previous request
         out.append(RequestFacts(j, seconds(r.time), r.model or "", visible, meter(session.messages[i]),
                                 compacted and j > 0, r.usage, own or ttl, turn and j > 0,
-                                kept if compacted else 0))
+                                kept if compacted else 0, *_unshown(meta, r.id, session.messages[i])))
         before = i
     return out
+
+
+def _unshown(meta: Any, ident: str, reply: Any) -> tuple[float, float, float | None]:
+    """A request's thinking signature characters, the tokens of the thinking text shown, what was injected."""
+    from ..context.sizing import count_tokens
+
+    signed = float(meta.thinking.get(ident, 0)) if meta is not None else 0.0
+    shown = reply.get("reasoning_content") if signed and isinstance(reply, Mapping) else None
+    return (signed, float(count_tokens(shown, "o200k")) if shown else 0.0,
+            None if meta is None or meta.injected is None else float(meta.injected.get(ident, 0.0)))
 
 
 def _kept_start(continuation: Sequence[Any], messages: Sequence[Any], meter: Any) -> int:
@@ -427,7 +442,7 @@ def _kept_start(continuation: Sequence[Any], messages: Sequence[Any], meter: Any
     return n
 
 
-def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> Calibration:
+def calibrate(transcript: SessionLike, presets: Mapping[str, Pricing] | None = None) -> Calibration:
     """The session's estimate beside its bill: ``calibrate_facts`` over ``facts_from_transcript``.
 
     Each request is priced by its own model (``bill.price_for_model``).
@@ -444,7 +459,7 @@ def calibrate(transcript: Any, presets: Mapping[str, Pricing] | None = None) -> 
 def calibration_table(transcripts: Any) -> tuple[Any, dict]:
     """Per-session figures of many agent logs, and the pooled ones per agent.
 
-    ``transcripts``: loaded ``Transcript``s (or paths). Returns a DataFrame (one
+    ``transcripts``: loaded ``Transcript``s or ``Session``s (or paths). Returns a DataFrame (one
     row per session with reported usage: agent, file, requests, within share,
     partial hits, reported and estimated cost and its error, hidden prefix,
     scale) and ``{agent: {...}}`` pooled over that agent's sessions: requests,
@@ -461,11 +476,12 @@ def calibration_table(transcripts: Any) -> tuple[Any, dict]:
             from ..transcripts import load_transcript
 
             t = load_transcript(t)
-        cal = calibrate(t)
+        log = Session.of(t)
+        cal = calibrate(log)
         s = cal.summary
         if not s.get("requests") or cal.fit is None:
             continue
-        rows.append({"agent": getattr(t, "agent", ""), "file": Path(getattr(t, "path", "")).name, **s,
+        rows.append({"agent": log.agent, "file": log.name, **s,
                      "misses": cal.misses()})
     table = frame(rows)
     pooled: dict = {}

@@ -18,8 +18,15 @@ What they count, read from the 18.0.11 sources and checked on the real logs
   ``first_record_output`` (``claude_first_outputs``).
 - Codex repeats some ``token_count`` events (same cumulative total).
   ``@ccusage/codex`` adds every event's ``last_token_usage`` (skipping all-zero
-  ones) and so counts a repeated event twice; the bill counts it once. The
-  difference is exactly the repeats (``codex_token_events``).
+  ones) and so counts a repeated event twice; the bill counts it once.
+- ccusage reads a log line by line with ``JSON.parse``: a line holding two records
+  (a rollout appended to without its line break) fails to parse and is skipped
+  whole; the bill reads both. So the difference is exactly the repeats, less the
+  events on such lines (``codex_token_events``; ``unread=True`` gives those).
+- Dollars: ccusage 18 prices every cache write at the 5-minute rate; the bill
+  prices a 1-hour write (``cache_creation.ephemeral_1h_input_tokens``) at the
+  1-hour rate, as Anthropic bills it (``bill.request_cost``), so the two differ
+  by exactly that (``one_hour_surcharge``).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from typing import Any
 
 __all__ = ["CCUSAGE_VERSION", "ccusage_binary", "run_ccusage", "CcusageTotals", "claude_first_outputs",
            "codex_token_events", "CcusageError", "ccusage_claude_prices", "ccusage_claude_cost",
-           "ccusage_prices", "ccusage_codex_cost"]
+           "ccusage_prices", "ccusage_codex_cost", "one_hour_surcharge"]
 
 CCUSAGE_VERSION = "18.0.11"
 _TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "npm" / "node_modules" / ".bin"
@@ -120,12 +127,14 @@ def _totals(report: dict, agent: str) -> CcusageTotals:
                          t.get("reasoningOutputTokens", 0), float(t.get("costUSD", 0.0)), report)
 
 
-def _records(path: Path):
-    """Every JSON object of a JSONL file, several per line when a line holds several (real Claude Code files)."""
+def _records(path: Path, with_shared_line: bool = False):
+    """Every JSON object of a JSONL file, several per line when a line holds several (real Claude Code files);
+    with ``with_shared_line``, (object, whether its line holds another object too) pairs."""
     decoder = json.JSONDecoder()
     with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for line in fh:
             i, n = 0, len(line)
+            found = []
             while i < n:
                 while i < n and line[i].isspace():
                     i += 1
@@ -136,7 +145,9 @@ def _records(path: Path):
                 except json.JSONDecodeError:
                     break
                 if isinstance(obj, dict):
-                    yield obj
+                    found.append(obj)
+            for obj in found:
+                yield (obj, len(found) > 1) if with_shared_line else obj
 
 
 def claude_first_outputs(path: str | os.PathLike) -> dict[tuple, int]:
@@ -152,16 +163,18 @@ def claude_first_outputs(path: str | os.PathLike) -> dict[tuple, int]:
     return first
 
 
-def codex_token_events(path: str | os.PathLike) -> list[tuple[dict[str, Any], bool]]:
+def codex_token_events(path: str | os.PathLike, unread: bool = False) -> list[tuple[dict[str, Any], bool]]:
     """Every Codex ``token_count`` event ccusage counts: its ``last_token_usage`` and whether it repeats the previous.
 
     A repeat carries the same cumulative ``total_token_usage`` as the event
     before it; all-zero usages (the marker after a compaction) are left out,
-    as ccusage leaves them out.
+    as ccusage leaves them out, and so is an event on a line holding two
+    records (ccusage's ``JSON.parse`` of the line fails; the bill reads both).
+    ``unread=True`` gives those instead: what the bill has and ccusage has not.
     """
     out: list[tuple[dict, bool]] = []
     previous = None
-    for rec in _records(Path(path)):
+    for rec, shared in _records(Path(path), with_shared_line=True):
         payload = rec.get("payload")
         if rec.get("type") != "event_msg" or not isinstance(payload, dict) or payload.get("type") != "token_count":
             continue
@@ -175,8 +188,11 @@ def codex_token_events(path: str | os.PathLike) -> list[tuple[dict[str, Any], bo
         if not any(last.get(k) for k in ("input_tokens", "cached_input_tokens", "output_tokens",
                                          "reasoning_output_tokens")):
             continue
-        out.append((last, repeat))
+        if shared == unread:
+            out.append((last, repeat))
     return out
+
+
 
 
 # ---------------------------------------------------------------- ccusage's own dollars, recomputed
@@ -316,4 +332,23 @@ def ccusage_codex_cost(report: dict, table: dict) -> float:
             cache_price = price.get("cache_read_input_token_cost")
             total += (max(inp - cached, 0) * in_price + cached * (in_price if cache_price is None else cache_price)
                       + t.get("outputTokens", 0) * (price.get("output_cost_per_token") or 0.0))
+    return total
+
+
+def one_hour_surcharge(requests: Any) -> float:
+    """Dollars the bill charges above ccusage 18's pricing of the same counts: its 1-hour cache writes.
+
+    ccusage prices every cache write at ``cache_creation_input_token_cost`` (the 5-minute price); the bill
+    (``bill.request_cost``) prices a write made for one hour (``cache_write_1h_tokens``) at the 1-hour price,
+    as Anthropic bills it. Over the requests whose model has a price here.
+    """
+    from .bill import price_for_model, request_cost
+
+    total = 0.0
+    for r in requests:
+        u, p = r.usage, price_for_model(r.model)
+        if u is None or p is None:
+            continue
+        total += (request_cost(u, p) or 0.0) - p.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens,
+                                                      u.cache_write_tokens)
     return total

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Column", "request_columns", "total_columns", "dtype_of", "COST_REQUEST", "COST_TOTALS", "BILL"]
+from ..context.probes import CATEGORIES
+
+__all__ = ["Column", "request_columns", "total_columns", "dtype_of", "COST_REQUEST", "COST_TOTALS", "BILL", "PROBES"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,12 @@ PREFIX = (
 RETENTION = (_c("retention", "float", total=True, digits=4),)
 # the needed-later book
 NEEDED = (_c("needed_later", "float", total=True, digits=4), _c("needed_later_items", total=True))
+# the probe book (issue 36): probes of what events removed, the share of each outcome, survival per category
+PROBES = (_c("probe_items", total=True), _c("probe_survival", "float", total=True, digits=4),
+          _c("probe_kept", "float", total=True, digits=4), _c("probe_reinjected", "float", total=True, digits=4),
+          _c("probe_summarized", "float", total=True, digits=4),
+          *(col for c in CATEGORIES for col in (_c(f"probe_{c}", "float", total=True, digits=4),
+                                                 _c(f"probe_{c}_items", total=True))))
 # the cost book: tokens and dollars under the pricing's caching rule
 COST_REQUEST = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
                 "summarizer_cost_usd")
@@ -80,7 +88,7 @@ def _tokens(units: Sequence[str]) -> tuple[Column, ...]:
 
 
 def _groups(profiles: Sequence[str], tokens: Sequence[str], prefix_reuse: bool, needed_later: bool,
-            pricing: bool) -> list[tuple[Column, ...]]:
+            pricing: bool, probes: bool = False) -> list[tuple[Column, ...]]:
     """The books' column groups, in the order the ledger and the sweep show them."""
     groups: list[tuple[Column, ...]] = [SIZE]
     if prefix_reuse:
@@ -88,6 +96,8 @@ def _groups(profiles: Sequence[str], tokens: Sequence[str], prefix_reuse: bool, 
     groups += [RETENTION, _history(profiles), _tokens(tokens)]
     if needed_later:
         groups.append(NEEDED)
+    if probes:
+        groups.append(PROBES)
     if pricing:
         groups.append(COST)
     return groups
@@ -101,14 +111,14 @@ def request_columns(profiles: Sequence[str] = (), tokens: Sequence[str] = (), pr
 
 
 def total_columns(profiles: Sequence[str] = (), tokens: Sequence[str] = (), prefix_reuse: bool = True,
-                  needed_later: bool = False, pricing: bool = False) -> list[Column]:
+                  needed_later: bool = False, pricing: bool = False, probes: bool = False) -> list[Column]:
     """The totals of one replay (``Totals.as_dict``, a sweep row after its settings), in order."""
-    return [c for g in _groups(profiles, tokens, prefix_reuse, needed_later, pricing) for c in g if c.total]
+    return [c for g in _groups(profiles, tokens, prefix_reuse, needed_later, pricing, probes) for c in g if c.total]
 
 
 def dtype_of(name: str) -> str:
     """The declared type of a column by name (per-profile and per-unit columns are integers)."""
-    for group in (SIZE, PREFIX, RETENTION, NEEDED, COST, BILL):
+    for group in (SIZE, PREFIX, RETENTION, NEEDED, COST, BILL, PROBES):
         for c in group:
             if c.name == name:
                 return c.dtype

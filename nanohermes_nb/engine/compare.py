@@ -4,7 +4,7 @@ The rows are a sweep's, grouped by policy (and its options): totals are summed, 
 the maximum, shares are weighted (prefix reuse by request bytes, cache hits by tokens),
 problems count the transcripts where any request carried one, and retention is a mean over
 the transcripts that had an event. Agent logs add a row per tool, read from the log itself
-(``whatif.recorded_tool_rows``).
+(``toolrows.recorded_tool_rows``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def compare_policies(
     cache-hit rate (weighted by tokens).
 
     Agent logs add a row per tool (``claude_code``, ``codex_cli``): its own compactions read from the
-    log, with the tokens reported around them (``whatif.recorded_tool_rows``; ``attrs["tool_events"]``).
+    log, with the tokens reported around them (``toolrows.recorded_tool_rows``; ``attrs["tool_events"]``).
     """
     from ..policies import POLICIES
 
@@ -65,14 +65,17 @@ def compare_policies(
     rows = sweep(transcripts, base, policies=chosen, progress=progress, executor=executor, workers=workers)
     pricing = base.pricing if isinstance(base.pricing, Pricing) else None  # Settings resolved it
     table = _policy_table(rows, base.needed_later, pricing)
-    return _with_recorded_tools(table, transcripts, base, pricing, skipped=rows.attrs.get("skipped", []))
+    out = _with_recorded_tools(table, transcripts, base, pricing, skipped=rows.attrs.get("skipped", []))
+    out.attrs["cost_model"] = cost_model_line(rows, pricing)
+    return out
 
 
 def _policy_table(rows: Any, needed_later: bool, pricing: Pricing | None) -> Any:
     """The sweep's rows grouped by policy and options (``name(options)``), one row each, in the sweep's order."""
     label = rows["policy"] + rows["options"].map(lambda o: f"({o})" if o else "")
+    probes = "probe_items" in rows.columns
     table = [{"policy": name, **_totals(g), **_problems_and_tokens(g), **_retention(g, needed_later),
-              **(_costs(g) if pricing is not None else {})}
+              **(_probes(g) if probes else {}), **(_costs(g) if pricing is not None else {})}
              for name, g in rows.groupby(label, sort=False)]
     return text_frame(table).set_index("policy")
 
@@ -110,23 +113,67 @@ def _retention(g: Any, needed_later: bool) -> dict:
     return row
 
 
+def _probes(g: Any) -> dict:
+    """Probe survival pooled over the transcripts (issue 36): shares weighted by their probes."""
+    from .columns import PROBES
+
+    row: dict = {}
+    for col in PROBES:
+        name = col.name
+        if name.endswith("_items"):
+            row[name] = int(g[name].sum())
+            continue
+        weight = g["probe_items"] if name in ("probe_survival", "probe_kept", "probe_reinjected",
+                                              "probe_summarized") else g[f"{name}_items"]
+        total = weight.sum()
+        row[name] = round(float((g[name].fillna(0) * weight).sum() / total), 4) if total else None
+    return row
+
+
 def _costs(g: Any) -> dict:
-    """Dollars with and without compaction and for the summaries (summed); the cache-hit rate, weighted by tokens."""
-    tokens = g["input_tokens"].sum()
+    """Dollars with and without compaction and for the summaries (summed); the cache-hit rate, weighted by tokens.
+
+    A transcript with no dollars (an agent log whose model has no price, or too few billed requests to fit
+    the cost model on) makes the sum NaN: never a partial sum shown as the whole.
+    """
+    import pandas as pd
+
+    def whole(column: str) -> float:
+        values = pd.to_numeric(g[column], errors="coerce")
+        return float(values.sum(skipna=False))
+
+    tokens = whole("input_tokens")
     return {
-        "cost_usd": float(g["cost_usd"].sum()),
-        "cost_usd_no_compaction": float(g["cost_usd_no_compaction"].sum()),
-        "summarizer_cost_usd": float(g["summarizer_cost_usd"].sum()),
-        "cache_hit_rate": round(float(g["cached_tokens"].sum() / tokens), 4) if tokens else 0.0,
+        "cost_usd": whole("cost_usd"),
+        "cost_usd_no_compaction": whole("cost_usd_no_compaction"),
+        "summarizer_cost_usd": whole("summarizer_cost_usd"),
+        "cache_hit_rate": round(whole("cached_tokens") / tokens, 4) if tokens else 0.0,
     }
+
+
+def cost_model_line(rows: Any, pricing: Pricing | None) -> str | None:
+    """Which model priced the table (``attrs["cost_model"]``): the cost model for agent logs with a bill, the cost
+    book's visible-text count for the rest (``modelbook.describe_pricing``); None when nothing was priced."""
+    from .modelbook import describe_pricing
+
+    if pricing is None or "pricing" not in rows.columns:
+        return None
+    return describe_pricing(list(rows["pricing"]), pricing)
 
 
 def _with_recorded_tools(table: Any, transcripts: Any, base: Settings, pricing: Pricing | None, skipped: list) -> Any:
     """The table with a row per agent tool whose log records its own compactions, and the table's attrs."""
-    from .whatif import TOOL_EVENT_COLUMNS, recorded_tool_rows, with_tool_rows
+    from .toolrows import TOOL_EVENT_COLUMNS, recorded_tool_rows, with_tool_rows
 
-    tools, tool_events = recorded_tool_rows([(s.name, s.path or s.messages) for s in sources_of(transcripts)],
-                                            base.needed_later)
+    named = [(s.name, s.path or s.messages) for s in sources_of(transcripts)]
+    tools, tool_events = recorded_tool_rows(named, base.needed_later)
+    if base.probes:  # issue 36: the agent's own compactions asked the same probes
+        from .own_compactions import own_probe_rows
+
+        own = own_probe_rows(named)
+        tools = [{**row, **own.get(row["policy"], {})} for row in tools]
+    if pricing is None:  # the tools' bills, beside priced rows only
+        tools = [{k: v for k, v in t.items() if k != "billed_usd"} for t in tools]
     out = with_tool_rows(table, tools)
     out.attrs.update(budget=base.budget, unit=base.unit, skipped=skipped,
                      pricing=None if pricing is None else pricing.name,

@@ -17,70 +17,19 @@ from itertools import compress, repeat
 from operator import eq, ge
 from typing import Any
 
-from ..context.compaction import _RUST_WHITESPACE, SUMMARY_HEADER, excerpt_records
-from ..context.sizing import TOKENS_PER_MESSAGE, Meter, _strings, count_tokens, serialize
+from ..context.compaction import RUST_WHITESPACE, SUMMARY_HEADER, excerpt_records
+from ..context.messages import calls_of
+from ..context.sizing import TOKENS_PER_MESSAGE, Meter, count_tokens, serialize, strings_in
 from ..context.summarizers import summary_prompt
 from ..policies.base import Event
 from .books import Book
 from .columns import COST_REQUEST
 from .pricing import Pricing, rounded_sum, sent_each
-from .recorded import Context, ContextView, RecordedSession
+from .recorded import Context, RecordedSession
 from .segments import BPE_UNITS, CUT, last_cut, segments
+from .stretchends import NO_MESSAGE, UNSET, StretchEnd, message_at, message_key, same_message, shared_prefix
 
 __all__ = ["CostBook"]
-
-
-def _lcp(a: Sequence, b: Sequence, lo: int = 0) -> int:
-    """Leading messages ``a`` and ``b`` share (equal in the same place), comparing from ``lo``."""
-    n = min(len(a), len(b))
-    i = lo
-    while i < n:
-        x, y = a[i], b[i]
-        if x is not y and x != y:
-            break
-        i += 1
-    return i
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a is b or a == b
-
-
-def _key(message: Any) -> Any:
-    """A hashable key equal for two messages exactly when they are equal: plain ``{role, content}`` texts only."""
-    if type(message) is dict and len(message) == 2:
-        role, content = message.get("role"), message.get("content")
-        if type(role) is str and type(content) is str:
-            return role, content
-    return None
-
-
-_UNSET = object()  # a branch message not looked up yet
-_NONE = object()  # no branch message: the end stops where the next one leaves it
-
-
-def _at(e: _End, transcript: Sequence, i: int) -> Any:
-    """Message ``i`` of stretch end ``e`` (``_NONE`` past its end)."""
-    h = len(e.head)
-    if i < h:
-        return e.head[i]
-    return transcript[e.start + i - h] if i < h + e.stop - e.start else _NONE
-
-
-class _End:
-    """The last request of a stretch: ``head`` then ``transcript[start:stop]``, its requests ``r0..r1``."""
-
-    __slots__ = ("head", "start", "stop", "base", "r0", "r1", "need")
-
-    def __init__(self, head: tuple, start: int, stop: int, base: int, r0: int, r1: int, need: int) -> None:
-        self.head, self.start, self.stop, self.base, self.r0, self.r1 = head, start, stop, base, r0, r1
-        self.need = need  # messages of request ``r0``: a shorter shared prefix reads nothing this stretch wrote
-
-    def view(self, transcript: Sequence) -> ContextView:
-        return ContextView(self.head, transcript, self.start, self.stop)
-
-    def __len__(self) -> int:
-        return len(self.head) + self.stop - self.start
 
 
 class CostBook(Book):
@@ -117,18 +66,19 @@ class CostBook(Book):
         self.policy_wrote: set[int] = set()  # ids of the messages this run's policy wrote (summaries, placeholders)
         self.head = 0
         self.first = 0  # what the first request of the next stretch reads from the cache
-        self.ends: list[_End] = []
+        self.ends: list[StretchEnd] = []
         self.needs: list[int] = []  # needs[s]: ends[s].need, so ``_read`` picks the ends worth a look in C
         self.gaps: list[int | None] = []  # gaps[s]: messages ends[s] and ends[s + 1] share (None: not known yet)
-        self.branch: list[Any] = []  # branch[s]: message gaps[s] of ends[s] (``_UNSET``: not looked up yet)
+        self.branch: list[Any] = []  # branch[s]: message gaps[s] of ends[s] (``UNSET``: not looked up yet)
         self.pending_gap: int | None = None
         # where ``_lcps`` must look once ``x`` shares only its first message with an end (nearly always, after a
         # compaction): the ends whose gap is unknown or 0, or 1 with a branch message not keyed (``odd``), and
         # those whose gap is 1, by their branch message's key (``ones``); every other end keeps that 1
         self.odd: list[int] = []
         self.ones: dict[Any, list[int]] = {}
-        self.slow: list[_End] | None = None  # earlier ends the next stretch may match past its first request
+        self.slow: list[StretchEnd] | None = None  # earlier ends the next stretch may match past its first request
         self.after_event = False
+        self.per_request = False  # ``_request`` hears of every request walked (a subclass sets it)
         self.input = self.cached = self.written = self.output = 0
         self.s_input = self.s_output = 0
 
@@ -145,17 +95,19 @@ class CostBook(Book):
             sums = self._walk(ctx, base, r0, r1)
         else:
             sums = _stretch_sums(self.session, self.pricing, base, r0, r1, self.first)
+            if self.per_request:
+                self._requests(base, r0, r1, self.first)
         n, c, w, o = sums
         self.input, self.cached, self.written, self.output = (
             self.input + n, self.cached + c, self.written + w, self.output + o)
         if continued:
             last = self.ends[-1]
-            self.ends[-1] = _End(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1,
-                                last.need)
+            self.ends[-1] = StretchEnd(last.head, last.start, self.session.reply[r1], last.base, last.r0, r1,
+                                       last.need)
         else:
             reply = self.session.reply
-            self._add_end(_End(ctx.head, ctx.start, reply[r1], base, r0, r1, len(ctx.head) - ctx.start + reply[r0]),
-                          self.pending_gap)
+            end = StretchEnd(ctx.head, ctx.start, reply[r1], base, r0, r1, len(ctx.head) - ctx.start + reply[r0])
+            self._add_end(end, self.pending_gap)
         self.first, self.pending_gap, self.after_event = 0, None, False  # ``slow`` holds until the next event
 
     def _walk(self, ctx: Context, base: int, r0: int, r1: int) -> tuple[int, int, int, int]:
@@ -181,24 +133,39 @@ class CostBook(Book):
                 values = (n, read, write, out, pr.cost(n, read, out, write), 0.0)
                 for name, value in zip(COST_REQUEST, values, strict=True):
                     c.setdefault(name, []).append(value)
+            elif self.per_request:
+                self._request(n, read, out)
             previous = n
         return tuple(totals)  # type: ignore[return-value]
+
+    def _request(self, sent: int, read: int, out: int) -> None:
+        """One request of a walked stretch, in order, when ``per_request`` is set (``modelbook.ModelBook``)."""
+
+    def _requests(self, base: int, r0: int, r1: int, first: int) -> None:
+        """A stretch summed in O(1), request by request, when ``per_request`` is set: each request sends ``base``
+        plus what it sends before any event, the first reads ``first``, every later one the rule's share of the
+        request before (as ``_walk`` reads them)."""
+        a, outs, cached = self.a, self.outs, self.pricing.cached
+        sent = [base + a[r] for r in range(r0, r1 + 1)]
+        for n, read, out in zip(sent, [first, *map(cached, sent[:-1])],
+                                [outs[r + 1] - outs[r] for r in range(r0, r1 + 1)], strict=True):
+            self._request(n, read, out)
 
     def _context(self, ctx: Context, r: int) -> list:
         return ctx.messages(self.session.messages, self.session.reply[r])
 
     # -- the first request after an event: compared with every earlier stretch end ----------------------------
 
-    def _add_end(self, end: _End, gap: int | None) -> None:
+    def _add_end(self, end: StretchEnd, gap: int | None) -> None:
         """A new stretch end; ``gap``: what it shares with the previous end (None: not known yet)."""
         if self.ends:
             k = len(self.gaps)
             self.gaps.append(gap)
-            b: Any = _UNSET
+            b: Any = UNSET
             if gap == 1:
-                b = _at(self.ends[k], self.session.messages, 1)  # the previous end is final now
-                if b is not _NONE:
-                    key = _key(b)
+                b = message_at(self.ends[k], self.session.messages, 1)  # the previous end is final now
+                if b is not NO_MESSAGE:
+                    key = message_key(b)
                     if key is None:
                         self.odd.append(k)
                     else:
@@ -235,15 +202,15 @@ class CostBook(Book):
         ends, gaps, branch = self.ends, self.gaps, self.branch
         m = len(ends) - 1
         out = [0] * (m + 1)
-        cur = out[m] = _lcp(x, ends[m].view(t))
+        cur = out[m] = shared_prefix(x, ends[m].view(t))
         nx = len(x)
         xd = x[cur] if cur < nx else None
-        key: Any = _UNSET
+        key: Any = UNSET
         k = m - 1
         while k >= 0:
             if cur == 1 and nx > 1:  # skip, in C, the ends that share exactly the first message with x
-                if key is _UNSET:
-                    key = _key(xd)
+                if key is UNSET:
+                    key = message_key(xd)
                 if key is not None:
                     j = self._next_look(k, key)
                     if j < k:
@@ -253,32 +220,33 @@ class CostBook(Book):
                             break
             d = gaps[k]
             if d is None:
-                d = gaps[k] = _lcp(ends[k].view(t), ends[k + 1].view(t))
+                d = gaps[k] = shared_prefix(ends[k].view(t), ends[k + 1].view(t))
             if cur != d:
                 if d < cur:
                     cur = d
                     xd = x[cur]
-                    key = _UNSET
+                    key = UNSET
             elif d < nx:
                 b = branch[k]
-                if b is _UNSET:
-                    b = branch[k] = _at(ends[k], t, d)
-                if b is not _NONE and (xd is b or xd == b):
-                    cur = _lcp(x, ends[k].view(t), d + 1)  # they go on together: compare further (rare)
+                if b is UNSET:
+                    b = branch[k] = message_at(ends[k], t, d)
+                if b is not NO_MESSAGE and (xd is b or xd == b):
+                    cur = shared_prefix(x, ends[k].view(t), d + 1)  # they go on together: compare further (rare)
                     xd = x[cur] if cur < nx else None
-                    key = _UNSET
+                    key = UNSET
             out[k] = cur
             k -= 1
         return out
 
-    def _read(self, x: Sequence, ends: Sequence[_End], lcps: Sequence[int] | None = None, size: Any = None) -> int:
+    def _read(self, x: Sequence, ends: Sequence[StretchEnd], lcps: Sequence[int] | None = None,
+              size: Any = None) -> int:
         """Tokens of ``x`` the rule reads from what ``ends`` (and their stretches) put in the cache."""
         pr, s = self.pricing, self.session
         if not pr.caches or not ends:
             return 0
         t = s.messages
         size = size or self.meter
-        lcps = lcps if lcps is not None else [_lcp(x, e.view(t)) for e in ends]
+        lcps = lcps if lcps is not None else [shared_prefix(x, e.view(t)) for e in ends]
         if pr.cache != "anthropic":
             return pr.cached(sum(size(m) for m in x[:max(lcps)]))
         minimum, reply, a = pr.minimum, s.reply, self.a
@@ -303,13 +271,10 @@ class CostBook(Book):
         def size(m: Any) -> int:
             return self._inserted_tokens(m) if id(m) in inserted else self.meter(m)
 
-        head, meter, written = 0, self.meter, self._inserted_tokens
-        for m in after.head:
-            head += written(m) if id(m) in inserted else meter(m)
-        self.head = head
+        self.head = self._head_after(k, before, after, event, inserted)
         self.after_event = True
         fields = self._summarizer(event)
-        if k + 1 < s.requests:
+        if k + 1 < s.n_requests:
             x = after.messages(s.messages, s.reply[k + 1])
             lcps = self._lcps(x)
             self.first = self._read(x, self.ends, lcps=lcps, size=size)
@@ -318,13 +283,33 @@ class CostBook(Book):
             # later requests of this stretch may share more with it than with their predecessor (rare)
             nxt, nx = s.messages[s.reply[k + 1]], len(x)
             whole = compress(zip(self.ends, lcps, strict=True), map(eq, lcps, repeat(nx)))
-            slow = [e for e, n in whole if len(e) > n and _same(e.view(s.messages)[n], nxt)]
+            slow = [e for e, n in whole if len(e) > n and same_message(e.view(s.messages)[n], nxt)]
             self.slow = slow or None
         else:
             self.slow = None
         if self.rows:
             self.cols["summarizer_cost_usd"][k] = fields["cost"]["summarizer_cost_usd"]
         return fields
+
+    def _head_after(self, k: int, before: Context, after: Context, event: Event, inserted: set[int]) -> int:
+        """Tokens of the context the event left: the context before it, less what it removed, plus what it wrote.
+
+        That is the sum over the new context whenever the new context is the old one less ``removed`` plus
+        ``inserted`` (``make_event`` finds both by identity), and the quicker one when the event changed fewer
+        messages than it left (a policy that clears a few results in a long context); else, or where the counts
+        do not say so, the new context is counted message by message. A message the policy wrote counts as
+        written (``_inserted_tokens``), which is the meter's count.
+        """
+        stop = self.session.end[k]
+        meter, written = self.meter, self._inserted_tokens
+        changed = len(event.removed) + len(event.inserted)
+        if changed < len(after.head) and \
+                len(after.head) == len(before.head) + stop - before.start - len(event.removed) + len(event.inserted):
+            wrote = self.policy_wrote  # a message a policy wrote is known by its content, not yet by the meter
+            return (self.head - self.p[before.start] + self.p[stop]
+                    - sum(written(m) if id(m) in wrote else meter(m) for m in event.removed)
+                    + sum(map(written, event.inserted)))
+        return sum(written(m) if id(m) in inserted else meter(m) for m in after.head)
 
     # -- the summarizer's extra request ----------------------------------------------------------------------
 
@@ -401,7 +386,8 @@ class CostBook(Book):
         recurs by content across them, so its lines are remembered as a text.
         """
         if id(message) in self.policy_wrote:
-            key = _key(message)  # a summary: a plain {role, content} message, its lines the same in every setting
+            # a summary: a plain {role, content} message, its lines the same in every setting
+            key = message_key(message)
             known = self.session.cache.written_excerpt_tokens(self.unit) if key is not None else None
             n = known.get(key) if known is not None else None
             if n is None:
@@ -414,9 +400,9 @@ class CostBook(Book):
         hit = cache.get(id(message))
         if hit is None or hit[0] is not message:
             n = self._excerpt_from_meter(message)
-            if n is None:
+            if n is None:  # by content: a policy's copy of the message (a pruned one) has the same lines
                 lines = self._lines(message)
-                n = count_tokens(lines, self.unit) if lines else 0
+                n = self._text_tokens(lines) if lines else 0
             hit = cache[id(message)] = (message, n)
         return hit[1]
 
@@ -431,20 +417,22 @@ class CostBook(Book):
         work (one line, parts, tool calls in the excerpt, first and last lines or
         other strings too long to count again): count the line whole.
         """
-        if self.excerpt_tool_calls or self.unit not in BPE_UNITS or type(message) is not dict:
+        if self.unit not in BPE_UNITS or type(message) is not dict:
+            return None
+        if self.excerpt_tool_calls and calls_of(message):  # without calls, its lines are the same either way
             return None
         content, role = message.get("content"), message.get("role")
         if type(content) is not str or type(role) is not str:
             return None
-        start = len(content) - len(content.lstrip(_RUST_WHITESPACE))
-        end = len(content.rstrip(_RUST_WHITESPACE))
+        start = len(content) - len(content.lstrip(RUST_WHITESPACE))
+        end = len(content.rstrip(RUST_WHITESPACE))
         if start >= end:
             return 0  # nothing but whitespace: no line
         text = content[start:end]
         first = CUT.search(text)
         if first is None:
             return None
-        others = [x for key, value in message.items() if key != "content" for x in _strings(value)]
+        others = [x for key, value in message.items() if key != "content" for x in strings_in(value)]
         if sum(map(len, others)) * 4 > len(content):
             return None
         f, last = first.end(), last_cut(text)
@@ -464,7 +452,7 @@ class CostBook(Book):
     def totals(self) -> dict[str, Any]:
         pr, s = self.pricing, self.session
         n, c, w, o = s.cache.uncompacted_cost(
-            pr, lambda: _stretch_sums(s, pr, 0, 0, s.requests - 1, 0) if s.requests else (0, 0, 0, 0))
+            pr, lambda: _stretch_sums(s, pr, 0, 0, s.n_requests - 1, 0) if s.n_requests else (0, 0, 0, 0))
         agent = pr.cost(self.input, self.cached, self.output, self.written)
         summarizer = pr.cost(self.s_input, 0, self.s_output)
         return {

@@ -31,6 +31,7 @@ from ..context.compaction import Record, ask_summarizer, excerpt_records, record
 from ..context.history import HistoryChecker
 from ..context.metrics import TextIndex, first_user_goal, goal_terms
 from ..context.needed import IdentifierIndex
+from ..context.probes import ProbeIndex
 from ..context.summarizers import ExtractiveSummarizer, Features, Summarizer, carried_items
 from ..policies.base import summary_prefixes
 
@@ -443,6 +444,10 @@ class SessionCache:
             self._identifiers = IdentifierIndex(self._messages)
         return self._identifiers
 
+    def probes(self) -> ProbeIndex:
+        """Every message's probes and the open request at every position (the probe book, issue 36)."""
+        return self._once(("probes",), lambda: ProbeIndex(self._messages, summary_prefixes()))
+
     # -- the cost book's and the pricing sums' counts (``costbook``, ``pricing``) ----------------------------------
 
     def text_tokens(self, unit: str) -> dict[str, int]:
@@ -464,6 +469,10 @@ class SessionCache:
     def summary_prompt_tokens(self, unit: str, count: Callable[[], int]) -> int:
         """The summarizer's fixed prompt in ``unit`` (``count`` runs once per unit)."""
         return self._once(("summary_prompt", unit), count)
+
+    def cost_model(self, build: Callable[[], Any]) -> Any:
+        """The session's cost model (``modelbook.SessionModel``; ``build`` runs once)."""
+        return self._once(("cost_model",), build)
 
     def uncompacted_cost(self, pricing: Any, sums: Callable[[], tuple[int, ...]]) -> tuple[int, ...]:
         """Input, cached, written and output tokens of the transcript replayed untouched under ``pricing``."""

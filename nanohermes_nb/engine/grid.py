@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from ..context.history import PROFILES
-from ..policies import Policy, accepts_option, resolve_policy
+from ..policies import Policy, PolicyError, accepts_option, resolve_policy
+from ..transcripts.session import Session, SessionLike
 from .columns import total_columns
-from .ledger import Replay, Totals
+from .ledger import Replay
 from .pricing import Pricing, get_pricing
 from .recorded import Context, RecordedSession
 from .settings import Settings
+from .totals import Totals
 
-__all__ = ["SWEEP_COLUMNS", "Skipped", "Source", "Setting", "Job", "sources_of", "grid_of", "pricings_of",
-           "sweep_columns", "sweep_one"]
+__all__ = ["SWEEP_COLUMNS", "Skipped", "Source", "Setting", "Job", "sources_of", "folder_paths", "grid_of",
+           "pricings_of", "sweep_columns", "sweep_one"]
 
 SWEEP_COLUMNS = ("transcript", "policy", "options", "budget", "keep_recent", "unit", "messages")
 
@@ -44,7 +46,7 @@ class Source:
 
     name: str
     path: str | None = None
-    messages: Any = None
+    messages: RecordedSession | SessionLike | None = None
 
 
 @dataclass(frozen=True)
@@ -65,29 +67,44 @@ class Job:
     pricings: tuple = ()  # one row per setting and pricing (none: no cost columns)
 
 
-def sources_of(transcripts: Any) -> list[Source]:
-    """Paths, folders, message lists, (name, messages) pairs or a name -> messages mapping."""
-    from ..transcripts import iter_transcript_paths
-    from ..transcripts.base import Transcript
+def folder_paths(folder: Path) -> list[Path]:
+    """The transcript files of a folder (``iter_transcript_paths``), and beside them, in name order, what has a
+    transcript's name but is no regular file (a FIFO, a device, a socket): those are listed so that the sweep
+    names them as skipped (the loader refuses them without opening them), instead of passing over them."""
+    from ..transcripts import SKIPPED_NAMES, TRANSCRIPT_SUFFIXES, iter_transcript_paths
 
+    special = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        name = entry.name
+        if (name.endswith(TRANSCRIPT_SUFFIXES) and name not in SKIPPED_NAMES and not name.startswith(".")
+                and not entry.is_dir() and not entry.is_file()):
+            special.append(Path(entry.path))
+    found = list(iter_transcript_paths(folder))
+    return sorted(special + [p for p in found if p.parent == folder], key=lambda p: p.name) + \
+        [p for p in found if p.parent != folder]
+
+
+def sources_of(transcripts: Any) -> list[Source]:
+    """Paths, folders, message lists, ``Transcript``s, ``Session``s, (name, messages) pairs or a name -> messages
+    mapping."""
     if isinstance(transcripts, (str, os.PathLike)):
         transcripts = [transcripts]
     if isinstance(transcripts, Mapping):
-        return [Source(str(k), messages=v if isinstance(v, RecordedSession) else list(v))
+        return [Source(str(k), messages=v if isinstance(v, (RecordedSession, Session)) else list(v))
                 for k, v in transcripts.items()]
     out: list[Source] = []
     for k, item in enumerate(transcripts):
         if isinstance(item, (str, os.PathLike)):
             p = Path(item)
-            paths = iter_transcript_paths(p) if p.is_dir() else [p]
+            paths = folder_paths(p) if p.is_dir() else [p]
             out.extend(Source(Path(x).name, path=str(x)) for x in paths)
         elif isinstance(item, RecordedSession):
             out.append(Source(f"transcript {k}", messages=item))
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             out.append(Source(item[0], messages=item[1]))
         else:
-            name = item.path if isinstance(item, Transcript) else None
-            out.append(Source(Path(name).name if name else f"transcript {k}", messages=item))
+            log = Session.of(item)
+            out.append(Source(log.name or f"transcript {k}", messages=log))
     return out
 
 
@@ -116,14 +133,15 @@ def pricings_of(pricing: Any) -> tuple:
 
 
 def sweep_columns(profiles: Sequence[str] = PROFILES, tokens: Sequence[str] = (), prefix_reuse: bool = True,
-                  pricing: bool = False, needed_later: bool = False) -> list:
+                  pricing: bool = False, needed_later: bool = False, probes: bool = False) -> list:
     """The columns of a sweep's rows, in order (fixed before any row exists, for streaming)."""
-    totals = total_columns(profiles, tokens, prefix_reuse, needed_later, pricing)
+    totals = total_columns(profiles, tokens, prefix_reuse, needed_later, pricing, probes)
     return list(SWEEP_COLUMNS) + [c.name for c in totals]
 
 
-def _load(source: Source) -> list:
+def _load(source: Source) -> RecordedSession | SessionLike:
     if source.path is None:
+        assert source.messages is not None  # a Source has a path or messages
         return source.messages
     from ..transcripts import load_transcript
 
@@ -139,6 +157,14 @@ def sweep_one(source: Source, job: Job) -> tuple[str, list | Skipped]:
     except (TranscriptError, OSError) as exc:
         return source.name, Skipped(source.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     session = messages if isinstance(messages, RecordedSession) else RecordedSession.of(messages)
+    try:
+        return source.name, _rows(source, session, job)
+    except PolicyError as exc:  # a policy that cannot work on this history: the transcript is skipped, named
+        return source.name, Skipped(source.name, str(exc))
+
+
+def _rows(source: Source, session: RecordedSession, job: Job) -> list[dict]:
+    """Every setting's row for one transcript."""
     rows: list[dict] = []
     # a setting whose trigger never fires replays the transcript untouched: its totals are the same
     # whatever the policy and the budget, so they are counted once per pricing
@@ -154,7 +180,7 @@ def sweep_one(source: Source, job: Job) -> tuple[str, list | Skipped]:
                 if quiet:
                     untouched[k] = totals
             rows.append(_row(source, session, s, base, totals))
-    return source.name, rows
+    return rows
 
 
 def _row(source: Source, session: RecordedSession, s: Setting, base: Settings, totals: Totals) -> dict:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.metrics import Retention
 from ..context.needed import NeededLater
 from ..context.summarizers import Summarizer
 from ..policies import Event, Policy, PolicyEnv
+from ..transcripts.session import SessionLike
 from .bill import BillBook, has_bill
 from .books import (
     Book,
@@ -30,11 +32,13 @@ from .books import (
     TokenBook,
     merge_fields,
 )
-from .columns import Column, request_columns, total_columns
-from .costbook import CostBook
+from .columns import request_columns
 from .frames import frame
+from .modelbook import cost_book
+from .probebook import ProbeBook
 from .recorded import Context, RecordedSession, prepare
 from .settings import Settings
+from .totals import Totals
 
 __all__ = ["replay", "reference_replay", "walk", "Ledger", "LedgerEvent", "Totals", "CAVEAT", "prepare", "Replay"]
 
@@ -54,6 +58,7 @@ class LedgerEvent:
     retention: Retention | None = None
     needed_later: NeededLater | None = None  # with needed_later=True
     cost: dict = field(default_factory=dict)  # with pricing: the summarizer's request, in tokens and USD
+    probes: tuple = ()  # with probes=True: the survival ledger of what it removed (``survival.Fate`` each)
 
     # the event's fields, read from the event (named one by one: no attribute forwarding)
     policy = property(lambda self: self.event.policy)
@@ -77,103 +82,28 @@ class LedgerEvent:
 
 
 @dataclass(frozen=True)
-class Totals:
-    requests: int
-    peak_request: int
-    peak_request_number: int
-    compactions: int
-    summarizer_calls: int
-    cumulative_input: int
-    cumulative_input_no_compaction: int
-    final_size: int
-    ineffective_compactions: int  # events whose size after is still over the budget
-    prefix_reuse: int = 0
-    request_bytes: int = 0
-    retention: float | None = None
-    problems: dict = field(default_factory=dict)  # profile -> max problems in any request
-    tokens: dict = field(default_factory=dict)  # unit -> cumulative input in that unit
-    # with needed_later=True: share of the needed-later identifiers still kept, over all events, and how many
-    needed_later: float | None = None
-    needed_later_items: int | None = None
-    # with pricing: tokens and dollars (cost_usd includes the summarizer's requests)
-    pricing: str | None = None
-    input_tokens: int | None = None
-    cached_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    output_tokens: int | None = None
-    summarizer_input_tokens: int | None = None
-    summarizer_output_tokens: int | None = None
-    cost_usd: float | None = None
-    summarizer_cost_usd: float | None = None
-    cost_usd_no_compaction: float | None = None
-    cache_hit_rate: float | None = None
-    cache_hit_rate_no_compaction: float | None = None
-
-    @classmethod
-    def of(cls, books: dict[str, Any]) -> Totals:
-        """Totals from the books' merged totals."""
-        names = _TOTAL_FIELDS.get(cls)
-        if names is None:
-            names = _TOTAL_FIELDS[cls] = frozenset(f.name for f in fields(cls))
-        return cls(**{k: v for k, v in books.items() if k in names})
-
-    @property
-    def saving(self) -> int:
-        return self.cumulative_input_no_compaction - self.cumulative_input
-
-    @property
-    def saving_share(self) -> float:
-        base = self.cumulative_input_no_compaction
-        return self.saving / base if base else 0.0
-
-    @property
-    def prefix_reuse_share(self) -> float:
-        return self.prefix_reuse / self.request_bytes if self.request_bytes else 0.0
-
-    @property
-    def cost_saving_usd(self) -> float | None:
-        """Dollars compaction saved (negative: it cost more than keeping everything)."""
-        if self.cost_usd is None or self.cost_usd_no_compaction is None:
-            return None
-        return self.cost_usd_no_compaction - self.cost_usd
-
-    def as_dict(self, prefix_reuse: bool = True) -> dict:
-        """The totals as one sweep row shows them: the columns the books declare (``columns.py``), in order."""
-        cols = total_columns(tuple(self.problems), tuple(self.tokens), prefix_reuse,
-                             self.needed_later_items is not None, self.cost_usd is not None)
-        return {c.name: self._value(c) for c in cols}
-
-    def _value(self, column: Column) -> Any:
-        name = column.name
-        if name.startswith("problems_") and name[len("problems_"):] in self.problems:
-            return self.problems[name[len("problems_"):]]
-        if name.startswith("cumulative_") and name[len("cumulative_"):] in self.tokens:
-            return self.tokens[name[len("cumulative_"):]]
-        value = getattr(self, name)
-        return round(value, column.digits) if column.digits is not None and value is not None else value
-
-
-_TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
-
-
-@dataclass(frozen=True)
 class Ledger:
     """The books of one replay: a row per request, every event, and totals.
 
     ``rows`` holds the request table as plain columns (name -> one value per
     request, in order); ``requests`` is the same table as a pandas DataFrame,
     built on first use, so a replay (and the CLI) never needs pandas.
+    ``settings`` is the ``Settings`` the replay ran with (``replay(messages, ledger.settings)``
+    gives the same ledger); a live run's ledger (``live``) carries the live policy and the
+    ``model`` it ran against.
     """
 
     rows: dict  # column name -> values, one per request
     compactions: list
     totals: Totals
-    settings: dict
+    settings: Settings
     notes: list
     messages: list = field(repr=False, default_factory=list)
     final_context: list = field(repr=False, default_factory=list)
     caveat: str = CAVEAT
     bases: list = field(repr=False, default_factory=list)
+    live: bool = False  # the ledger of a live run (``agent.session.live_ledger_of``), not of a replay
+    model: str = ""  # a live run's model (its ``repr``)
 
     @functools.cached_property
     def requests(self) -> Any:
@@ -189,15 +119,32 @@ class Ledger:
 
     @property
     def unit(self) -> str:
-        return self.settings.get("unit", "bytes")
+        return self.settings.unit
 
     @property
     def budget(self) -> int:
-        return self.settings["budget"]
+        return self.settings.budget
 
     @property
     def policy(self) -> str:
-        return self.settings.get("policy", "nanohermes")
+        """The policy's name (``settings.policy`` is the configured policy itself)."""
+        return self.settings.policy.name
+
+    @property
+    def policy_label(self) -> str:
+        """The policy's name with the options that differ from its defaults: ``nanohermes(keep_recent=4)``."""
+        return self.settings.policy.label
+
+    @property
+    def keep_recent(self) -> int | None:
+        """The policy's ``keep_recent`` (None for a policy without one)."""
+        return self.settings.policy.option("keep_recent")
+
+    @property
+    def summarizer_label(self) -> str:
+        """Who wrote the summaries, in words."""
+        summarizer = self.settings.summarizer
+        return repr(summarizer) if summarizer is not None else "extractive (offline)"
 
     def contexts(self):
         """Each request's context, in order: rebuilt from the events, no policy re-run."""
@@ -250,7 +197,7 @@ class Ledger:
         """
         from dataclasses import replace
 
-        n = self.totals.requests
+        n = self.totals.n_requests
         rows = dict(self.rows)
         for name, values in columns.items():
             if len(values) != n:
@@ -262,8 +209,8 @@ class Ledger:
         t = self.totals
         unit = self.unit
         return (
-            f"{t.requests} requests, peak {t.peak_request:,} {unit} (request {t.peak_request_number}), "
-            f"{t.compactions} events ({self.policy}), {t.summarizer_calls} summarizer calls, "
+            f"{t.n_requests} requests, peak {t.peak_request:,} {unit} (request {t.peak_request_number}), "
+            f"{t.n_compactions} events ({self.policy}), {t.summarizer_calls} summarizer calls, "
             f"cumulative input {t.cumulative_input:,} {unit} vs {t.cumulative_input_no_compaction:,} "
             f"without compaction (saving {t.saving_share:.0%})"
         )
@@ -288,9 +235,9 @@ def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
     context = Context()  # the transcript from messages[0], nothing rewritten yet
     events: list[LedgerEvent] = []
     request = 0
-    while request < session.requests:
+    while request < session.n_requests:
         over = session.first_over_budget(context, request, env.unit, env.budget)  # checked after every tool batch
-        last = session.requests - 1 if over is None else over
+        last = session.n_requests - 1 if over is None else over
         for book in books:
             book.stretch(context, request, last)  # each request sends the context; reply and tool results appended
         if over is not None:  # over budget after request `over`'s tool batch: the policy acts
@@ -339,8 +286,10 @@ class Replay:
             books.append(RetentionBook(s, rows))
         if self.needed_later:
             books.append(NeededLaterBook(s, rows))
+        if self.settings.probes:
+            books.append(ProbeBook(s, rows))
         if self.pricing is not None:
-            books.append(CostBook(s, rows, self.pricing, bool(self.policy.option("excerpt_tool_calls", False))))
+            books.append(cost_book(s, rows, self.pricing, bool(self.policy.option("excerpt_tool_calls", False))))
         if rows and self.settings.bill and has_bill(s):  # issue 24: the bill the transcript reports
             books.append(BillBook(s, rows))
         return books
@@ -372,20 +321,17 @@ class Replay:
         requests = {c: cols.get(c, []) for c in order}
         size_book = books[0]
         assert isinstance(size_book, SizeBook)  # Replay.books always starts with it
-        pol = self.policy
-        settings = {"budget": self.budget, "keep_recent": pol.option("keep_recent"), "unit": self.unit,
-                    "policy": pol.name, "policy_label": pol.label, "policy_object": pol,
-                    "summarizer": repr(self.summarizer) if self.summarizer else "extractive (offline)",
-                    "pricing": self.pricing.name if self.pricing is not None else None,
-                    "pricing_object": self.pricing}
-        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), settings,
+        return Ledger(requests, events, Totals.of(merge_fields(b.totals() for b in books)), self.settings,
                       list(self.session.notes), self.session.messages,
                       final.messages(self.session.messages, len(self.session.messages)), bases=size_book.bases)
 
 
-def replay(messages: Sequence[Mapping[str, Any]] | RecordedSession, settings: Settings | None = None,
+def replay(messages: SessionLike | RecordedSession, settings: Settings | None = None,
            **changes: Any) -> Ledger:
     """Replay ``messages`` under ``settings`` and return its ledger (SPEC section 5).
+
+    ``messages``: a list of message dicts, a ``Transcript`` or a ``Session`` (an agent log's reported
+    usage then adds the bill's columns), or a ``RecordedSession`` cut already.
 
     ``settings`` defaults to ``Settings()`` (NanoHermes, 120,000 bytes); keyword
     ``changes`` are ``Settings`` fields (``replay(m, budget=60_000, pricing="gpt-4.1")``).
@@ -399,8 +345,8 @@ def replay(messages: Sequence[Mapping[str, Any]] | RecordedSession, settings: Se
 def reference_replay(
     messages: Sequence[Mapping[str, Any]],
     *,
-    budget: int = 120_000,
-    keep_recent: int = 10,
+    budget: int = DEFAULT_BUDGETS.context_char_budget,
+    keep_recent: int = DEFAULT_BUDGETS.keep_recent,
     summarizer: Summarizer | None = None,
 ) -> list[dict]:
     """SPEC section 5 written as plainly as possible: every size re-serialized every time.

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+from .._deprecated import renamed
 from ..context.budgets import over_budget
 from ..context.messages import Message, calls_of, role_of
 from ..context.sizing import Meter
+from ..transcripts.session import Session, SessionLike
 from .fast import SessionCache
 
 __all__ = ["RecordedSession", "Context", "ContextView", "prepare", "EMPTY_SYSTEM"]
@@ -98,6 +100,18 @@ class ContextView(Sequence):
             yield transcript[i]
 
 
+def _meters(meters: dict | None, billed: bool) -> dict:
+    """The meters given; by default, an agent log's o200k counts an inline image as the provider bills it
+    (``costmodel.ProviderMeter``, issue 33), so that every table of it measures what the cost model fits."""
+    if meters is not None:
+        return meters
+    if not billed:
+        return {}
+    from .costmodel import ProviderMeter
+
+    return {"o200k": ProviderMeter("o200k")}
+
+
 @dataclass
 class RecordedSession:
     """A prepared transcript, its requests, and prefix sums of message sizes per unit.
@@ -117,18 +131,22 @@ class RecordedSession:
     meters: dict = field(default_factory=dict, repr=False)
     _prefix: dict = field(default_factory=dict, repr=False)
     _request_sums: dict = field(default_factory=dict, repr=False)
-    # issue 24: what an agent log reports per API request (``Transcript.requests``), by the session index of
+    # issue 24: what an agent log reports per API request (``Session.requests``), by the session index of
     # the request's assistant message; empty for a transcript that reports nothing (``bill.BillBook`` reads it)
     reported: dict = field(default_factory=dict, repr=False)
+    # issue 33: the agent log it was cut from (its file, requests and compactions), which the cost model fits on
+    source: Session | None = field(default=None, repr=False, compare=False)
     cache: SessionCache = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.cache = SessionCache(self.messages, self.reply)
 
     @classmethod
-    def of(cls, messages: Sequence[Mapping[str, Any]], meters: dict | None = None) -> RecordedSession:
-        """Cut ``messages`` into requests (one walk, no sizes measured yet)."""
-        msgs, notes = prepare(messages)
+    def of(cls, messages: SessionLike, meters: dict | None = None) -> RecordedSession:
+        """Cut ``messages`` (a ``Session``, a ``Transcript`` or a list of messages) into requests (one walk, no
+        sizes measured yet)."""
+        log = Session.of(messages)
+        msgs, notes = prepare(log.messages)
         reply, end, checks, turn = [], [], [], []
         users, i, n = 0, 1, len(msgs)
         while i < n:
@@ -147,15 +165,20 @@ class RecordedSession:
                     i += 1
             end.append(i)
             checks.append(called)
-        shift = len(msgs) - len(messages)  # 1 when an empty system message was prepended
-        requests = getattr(messages, "requests", ())
-        reported = {int(q.message) + shift: q for q in (requests if isinstance(requests, (tuple, list)) else ())
-                    if hasattr(q, "message") and hasattr(q, "usage")}
-        return cls(msgs, notes, reply, end, checks, turn, {} if meters is None else meters, reported=reported)
+        shift = len(msgs) - len(log.messages)  # 1 when an empty system message was prepended
+        reported = {int(q.message) + shift: q for q in log.requests}
+        return cls(msgs, notes, reply, end, checks, turn, _meters(meters, bool(reported)), reported=reported,
+                   source=log if reported else None)
+
+    @property
+    def n_requests(self) -> int:
+        """How many model requests the session was cut into (one per assistant message)."""
+        return len(self.reply)
 
     @property
     def requests(self) -> int:
-        return len(self.reply)
+        """Deprecated since 0.3.0: ``n_requests`` (a ``Session``'s ``requests`` are the requests themselves)."""
+        return renamed(self, "requests", "n_requests")
 
     def meter(self, unit: str) -> Callable[[Message], int]:
         """One message's size in ``unit``, measured once per message for this session."""
@@ -203,7 +226,7 @@ class RecordedSession:
 
     @functools.cached_property
     def _checked(self) -> list[int]:
-        return [k for k in range(self.requests) if self.checks[k]]
+        return [k for k in range(self.n_requests) if self.checks[k]]
 
     def first_over_budget(self, ctx: Context, r: int, unit: str, budget: int) -> int | None:
         """The first request from ``r`` on whose tool batch leaves the context over budget, or None.

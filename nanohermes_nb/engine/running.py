@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..transcripts.base import printable
+from ..transcripts.session import Session, SessionLike
 from .grid import Job, Skipped, Source, sweep_one
 from .recorded import RecordedSession
 
@@ -55,11 +56,17 @@ def default_window(workers: int | None) -> int:
 def _weight(src: Source) -> int:
     """How long a transcript will take, roughly: its size on disk (or its length in messages)."""
     if src.path is None:
-        return len(src.messages) if src.messages is not None else 0
+        m = src.messages
+        return 0 if m is None else len(m.messages) if isinstance(m, (RecordedSession, Session)) else len(m)
     try:
         return os.stat(src.path).st_size
     except OSError:  # a path only the workers can see
         return 0
+
+
+def _travelling(session: RecordedSession) -> SessionLike:
+    """What a worker needs to cut ``session`` again: the agent log it came from (its bill too), else its messages."""
+    return session.source if session.source is not None else session.messages
 
 
 def results(sources: list[Source], job: Job, executor: Any, window: int) -> Iterator[tuple[str, list | Skipped]]:
@@ -72,8 +79,8 @@ def results(sources: list[Source], job: Job, executor: Any, window: int) -> Iter
         for src in sources:
             yield sweep_one(src, job)
         return
-    # a measured session does not travel (its meters hold functions): the worker measures the messages again
-    it = (Source(src.name, messages=src.messages.messages) if isinstance(src.messages, RecordedSession) else src
+    # a measured session does not travel (its meters hold functions): the worker cuts and measures it again
+    it = (Source(src.name, messages=_travelling(src.messages)) if isinstance(src.messages, RecordedSession) else src
           for src in sources)
     first = list(itertools.islice(it, window))
     futures: dict[int, Any] = {}

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.history import PROFILES
-from ..context.sizing import UNITS
+from ..context.sizing import DEFAULT_UNIT, UNITS
 from ..context.summarizers import Summarizer
 from ..policies import resolve_policy
 from .pricing import Pricing, get_pricing
@@ -51,11 +52,12 @@ class Settings:
       ``prefix_reuse``, ``retention`` (goal/file retention at each event),
       ``needed_later`` (removed identifiers the recorded future mentions again),
       ``pricing`` (a preset name or a ``Pricing``: tokens and dollars), ``bill`` (an agent log's
-      reported usage per request, the ``usage_*`` columns, when the transcript reports any: issue 24).
+      reported usage per request, the ``usage_*`` columns, when the transcript reports any: issue 24),
+      ``probes`` (probes of what each event removed and their survival, per category: issue 36).
     """
 
-    budget: int = 120_000
-    unit: str = "bytes"
+    budget: int = DEFAULT_BUDGETS.context_char_budget
+    unit: str = DEFAULT_UNIT
     policy: Any = "nanohermes"
     summarizer: Summarizer | None = None
     tokens: tuple[str, ...] = ()
@@ -65,6 +67,7 @@ class Settings:
     needed_later: bool = False
     pricing: Pricing | str | None = None
     bill: bool = True
+    probes: bool = False  # issue 36: probe survival per event and per category (``probebook``)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # normalising a frozen dataclass's own fields, once, at construction

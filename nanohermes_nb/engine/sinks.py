@@ -1,8 +1,11 @@
 """Where a sweep's rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come.
 
-A file is written to a temporary name beside it and renamed when the sweep ends, so a
-sweep that fails leaves no half-written file; a sweep with no rows still writes a valid,
-empty one with every column.
+A file is written to a temporary name beside it and renamed when the sweep ends
+(``_files.AtomicOutput``, the package's one atomic writer), so a sweep that fails leaves no
+half-written file; a sweep with no rows still writes a valid, empty one with every column. Only
+onto a new name or a regular file that is none of the sweep's inputs (checked when the sink
+opens and again before the rename): a FIFO, a device node or a transcript being swept is never
+replaced.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._files import AtomicOutput
 from .columns import dtype_of
 
 __all__ = ["Sink", "SweepReport"]
@@ -30,16 +34,19 @@ class SweepReport:
 class Sink:
     """Where rows go: a list (a DataFrame at the end) or a CSV / Parquet file written as they come."""
 
-    def __init__(self, out: str | os.PathLike | None, columns: list[str]) -> None:
+    def __init__(self, out: str | os.PathLike | None, columns: list[str],
+                 inputs: list[str] | None = None) -> None:
         self.columns, self.count = columns, 0
         self.rows: list[dict] = []
-        self.path = None if out is None else Path(out)
+        self.inputs = list(inputs or [])
         self._writer: Any = None  # a csv.DictWriter or a pyarrow ParquetWriter, opened with the first rows
+        self.path = None if out is None else Path(out)
         if self.path is not None:
             suffix = self.path.suffix.lower()
             if suffix not in (".csv", ".parquet"):
                 raise ValueError(f"out must end in .csv or .parquet, got {self.path.name!r}")
-            self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            self.output = AtomicOutput(self.path, self.inputs)
+            self.path, self.tmp = self.output.target, self.output.tmp  # a link: the file it names is written
             self.kind = suffix[1:]
 
     def add(self, rows: list[dict]) -> None:
@@ -81,9 +88,9 @@ class Sink:
         elif self._writer is not None:
             (self._file if self.kind == "csv" else self._writer).close()
         if ok:
-            os.replace(self.tmp, self.path)
+            self.output.commit()  # what is there now is checked again, then replaced
         else:
-            self.tmp.unlink(missing_ok=True)
+            self.output.discard()
 
 
 def _arrow_schema(columns: list[str]):

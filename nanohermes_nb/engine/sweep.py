@@ -26,7 +26,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._lazy import moved
 from ..policies import Policy
 from .frames import frame as text_frame
 from .grid import SWEEP_COLUMNS, Job, Skipped, grid_of, pricings_of, sources_of, sweep_columns
@@ -36,8 +35,7 @@ from .settings import Settings, check_settings
 from .sinks import Sink, SweepReport
 
 # compare_policies loads from compare.py on first use (the __getattr__ at the end)
-__all__ = ["sweep", "compare_policies", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped",  # noqa: F822
-           "sweep_columns"]
+__all__ = ["sweep", "SWEEP_COLUMNS", "Progress", "SweepReport", "Skipped", "sweep_columns"]
 
 
 def sweep(transcripts: Any, settings: Settings | None = None, *, budgets: Sequence[int] | None = None,
@@ -61,7 +59,8 @@ def sweep(transcripts: Any, settings: Settings | None = None, *, budgets: Sequen
     pricing, named in the ``pricing`` column) adds the cost columns (``cost_usd``,
     ``cost_usd_no_compaction``, ``cache_hit_rate``, tokens), so the cheapest
     setting can be asked in dollars; ``needed_later=True`` adds the needed-later
-    retention beside ``retention``.
+    retention beside ``retention``; ``probes=True`` the probe survival per category (issue 36:
+    ``probe_items``, ``probe_survival``, ``probe_kept`` ... ``probe_file``, ``probe_file_items`` ...).
     ``executor``: any ``concurrent.futures.Executor`` (rows identical to the
     in-process sweep) with ``workers`` its number of workers (default: the CPU
     count); ``window`` caps the transcripts submitted and not yet yielded
@@ -86,8 +85,8 @@ def sweep(transcripts: Any, settings: Settings | None = None, *, budgets: Sequen
     sources = sources_of(transcripts)
     job = _job(base, policies, budgets, keep_recent, pricing)
     columns = sweep_columns(job.base.profiles, job.base.tokens, job.base.prefix_reuse, bool(job.pricings),
-                            job.base.needed_later)
-    sink = Sink(out, columns)
+                            job.base.needed_later, job.base.probes)
+    sink = Sink(out, columns, [s.path for s in sources if s.path is not None])
     bar = Progress(len(sources), "sweep", progress)
     skipped = _fill(sink, results(sources, job, executor, window or default_window(workers)), bar, strict)
     if out is not None:
@@ -137,6 +136,9 @@ def _frame(rows: list[dict], columns: list[str], needed_later: bool, skipped: li
     frame["retention"] = frame["retention"].astype("float64")  # None (no event) reads as NaN, as in a file
     if needed_later:
         frame["needed_later"] = frame["needed_later"].astype("float64")
+    for c in columns:  # issue 36: a share is None when there was no probe; NaN, as read back from a file
+        if c.startswith("probe_") and not c.endswith("_items"):
+            frame[c] = frame[c].astype("float64")
     frame.attrs["skipped"] = skipped
     return frame
 
@@ -161,7 +163,3 @@ def per_summarizer(run: Any, summarizers: Mapping[str, Any]) -> Any:
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update({**frames[0].attrs, "skipped": skipped})
     return out
-
-
-# compare_policies lives in compare.py, which imports sweep: this path loads it on first use
-__getattr__ = moved(__name__, {"compare_policies": "compare"})

@@ -1,306 +1,291 @@
 """What if the agent had compacted differently? The recorded session replayed under each policy, in dollars.
 
-The model calibrated on the session's own bill (``calibrate``: hidden prefix,
-token scale, output scale, cache rule and TTL, OpenAI's cache efficiency)
-turns every replay's per-request tokens (o200k, ``costbook``) into the
-provider's tokens and dollars: prompt = hidden + scale x context, cached =
-hidden + scale x the part the rule reads (nothing after an idle gap longer
-than the TTL; only the hidden prefix after an event that rewrote the start).
-Beside the policies stand two rows for the agent itself, named after the tool
-(``claude_code``, ``codex_cli``): what it was billed, and what the same model
-says the recorded trajectory cost. Its compactions are the ones its log
-records (read, not simulated), with the before/after tokens it reported.
+The rows are a ``sweep`` of the session (one per policy x budget x keep_recent, o200k tokens of
+visible context), so they are priced as every table of an agent log is: by the one model of
+``costmodel`` inside the replay (``modelbook.ModelBook``: free-running, hidden prefix, token scale,
+the cache rule with its time-to-live, 5-minute and 1-hour writes, each request priced by its own
+model), fitted on the session's first ``FIT_REQUESTS`` billed requests and the priors learned on
+other sessions (``cost_priors.json``). A sweep row, a ledger's totals and a ``compare_policies``
+row of the same session and setting hold the same dollars; here they are rounded to the band, the
+model's own leave-one-session-out error (``validation``: the 90th percentile of |cost error| over
+the priced sessions of 30 requests or more).
 
-Counterfactual caveat (``ledger.CAVEAT``): a replay assumes the recorded future
-did not depend on what a policy dropped.
+Beside the policies stand the agent's own rows, named after the tool (``claude_code``,
+``codex_cli``): what it was **billed**, and what the same model predicts for the recorded
+trajectory (**modelled**: its distance from the bill is the model's error on this session).
+Its compactions are the ones its log records (``toolrows``), not simulated. ``whatif_total``
+adds several sessions' rows up.
+
+Counterfactual caveat (``ledger.CAVEAT``): a replay assumes the recorded future did not depend
+on what a policy dropped.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .calibrate import CacheRule, Calibration, Fit
-from .pricing import Pricing
+from ..transcripts.session import Session, SessionLike
+from .costmodel import Priors, Tokens, request_dollars
+from .modelbook import DEFAULT_BAND, SessionModel, finite, rule_pricing
+from .toolrows import (  # noqa: F401  (re-exported: their old home)
+    TOOL_EVENT_COLUMNS,
+    ToolEvent,
+    recorded_tool_rows,
+    tool_events,
+    tool_events_frame,
+    with_tool_rows,
+)
 
-__all__ = ["WHATIF_COLUMNS", "ToolEvent", "replay_cost", "whatif_row", "tool_events", "modelled_cost",
-           "default_budget", "whatif", "tool_events_frame", "TOOL_EVENT_COLUMNS", "recorded_tool_rows",
-           "with_tool_rows"]
+__all__ = ["WHATIF_COLUMNS", "whatif", "whatif_rows", "whatif_total", "whatif_frame", "whatif_visible",
+           "has_usage", "round_figures", "default_budget", "own_trigger", "steps_cost", "round_to_band", "money",
+           "session_model", "SessionModel", "tool_events_frame", "tool_events", "recorded_tool_rows",
+           "with_tool_rows", "TOOL_EVENT_COLUMNS", "ToolEvent", "DEFAULT_BAND"]
 
-WHATIF_COLUMNS = ("policy", "source", "requests", "compactions", "prompt_tokens", "cached_tokens",
-                  "cost_usd", "needed_later", "needed_later_items")
-
-
-@dataclass(frozen=True)
-class ToolEvent:
-    """One of the tool's own compactions as its log records it."""
-
-    request: int  # the first request after it (1-based, as in a ledger)
-    index: int  # transcript index of the first message recorded after it
-    time: float | None
-    pre_tokens: int | None
-    post_tokens: int | None
-    needed_later: Any = None  # needed.NeededLater
-
-
-def replay_cost(ledger: Any, times: Sequence[float | None], fit: Fit, rule: CacheRule, pricing: Pricing,
-                efficiency: float = 1.0) -> dict:
-    """Provider tokens and dollars of a priced o200k ledger under the calibrated model.
-
-    ``times[j]`` is when request ``j`` was sent (the recorded time: a replay
-    keeps the agent's pace). The summarizer's requests are priced uncached.
-    """
-    rows = ledger.requests
-    prompt = cached = 0.0
-    cost = 0.0
-    previous_time = None
-    for j, (n, c, o) in enumerate(zip(rows["input_tokens"], rows["cached_tokens"], rows["output_tokens"], strict=True)):
-        t = times[j] if j < len(times) else None
-        p = fit.hidden + fit.scale * n
-        idle = t is not None and previous_time is not None and t - previous_time > rule.ttl
-        if j == 0 or idle:
-            r = 0.0
-        else:
-            r = fit.hidden + fit.scale * c if c > 0 else fit.hidden
-            r = min(rule.read(r) * efficiency, p)
-        write = p - r if rule.provider == "anthropic" else 0.0
-        cost += pricing.cost(round(p), round(r), round(fit.output_scale * o), round(write))
-        prompt, cached, previous_time = prompt + p, cached + r, t if t is not None else previous_time
-    t = ledger.totals
-    summarizer = pricing.cost(round(fit.scale * (t.summarizer_input_tokens or 0)), 0,
-                              round(fit.output_scale * (t.summarizer_output_tokens or 0)))
-    return {"prompt_tokens": round(prompt), "cached_tokens": round(cached), "cost_usd": cost + summarizer}
+WHATIF_COLUMNS = ("policy", "source", "budget", "keep_recent", "requests", "compactions", "summarizer_calls",
+                  "cost_usd", "cost_low_usd", "cost_high_usd", "saving_usd", "saving_low_usd", "saving_high_usd",
+                  "saving_share", "needed_later", "needed_later_items")
 
 
-def whatif_row(ledger: Any, times: Sequence[float | None], calibration: Calibration, pricing: Pricing) -> dict:
-    """One policy's row of the what-if table."""
-    eff = calibration.summary.get("cache_efficiency", 1.0) or 1.0
-    if calibration.fit is None:
-        raise ValueError("no fit: the session has too few billed requests to calibrate the model")
-    money = replay_cost(ledger, times, calibration.fit, calibration.rule, pricing, eff)
-    t = ledger.totals
-    return {"policy": ledger.policy, "source": "replay", "requests": t.requests, "compactions": t.compactions,
-            **money, "needed_later": t.needed_later, "needed_later_items": t.needed_later_items}
+def session_model(transcript: SessionLike, priors: Priors | None = None) -> SessionModel:
+    return SessionModel(transcript, priors)
 
 
-def tool_events(transcript: Any, request_index: Sequence[int]) -> list[ToolEvent]:
-    """The tool's own compactions, each with the request after it and its needed-later retention.
+def steps_cost(tokens: Sequence[Tokens], models: Sequence[str], prices: dict) -> float | None:
+    """Dollars of predicted requests, each at its own model's price; None when any is unpriced."""
+    total = 0.0
+    for t, m in zip(tokens, models, strict=True):
+        c = request_dollars(t, prices.get(m))
+        if c is None:
+            return None
+        total += c
+    return total
 
-    ``request_index[j]`` is the message index of request ``j``. What a
-    compaction removed is the context since the previous one (or the start);
-    what it kept is the context it went on from (``continuation``: the summary
-    the tool wrote, Codex's replacement history).
-    """
-    from bisect import bisect_left
 
-    from ..context.needed import IdentifierIndex, needed_later
+def round_to_band(value: float | None, band: float) -> float | None:
+    """``value`` rounded to a step no finer than a fifth of its band (1, 2 or 5 times a power of ten)."""
+    if value is None or not math.isfinite(value):
+        return None
+    width = abs(value) * band
+    if width <= 0:
+        return round(value, 2)
+    raw = width / 5
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(k * power for k in (1, 2, 5, 10) if k * power >= raw)
+    return round(round(value / step) * step, 10)
 
-    messages = list(transcript)
-    index = IdentifierIndex(messages)
-    out: list[ToolEvent] = []
-    start = 0
-    for c in getattr(transcript, "compactions", ()) or ():
-        at = int(c.message)
-        kept = list(c.continuation or ()) or ([{"role": "user", "content": c.summary}] if c.summary else [])
-        nl = needed_later(messages[start:at], kept, at, index) if at > start else None
-        request = bisect_left(request_index, at) + 1
-        out.append(ToolEvent(request, at, getattr(c, "time", None), getattr(c, "pre_tokens", None),
-                             getattr(c, "post_tokens", None), nl))
-        start = at
+
+def own_trigger(model: SessionModel) -> int | None:
+    """The tool's own trigger in o200k tokens of visible context: the visible context of the last request
+    before its first compaction after the session's first request (None: it never compacted later)."""
+    facts = model.case.facts
+    first = next((k for k, f in enumerate(facts) if f.compacted), None)
+    return None if not first else max(1, int(facts[first - 1].visible))
+
+
+def default_budget(model: SessionModel, fallback: int | None = None) -> int:
+    """The tool's own trigger (``own_trigger``); without one, ``fallback`` (default: half the session's largest
+    visible context, so that the policies act)."""
+    own = own_trigger(model)
+    if own is not None:
+        return own
+    if fallback is not None:
+        return fallback
+    return max(1, int(max((f.visible for f in model.case.facts), default=2) // 2))
+
+
+def money(cost: float | None, billed: float | None, band: float) -> dict:
+    """A predicted cost with its band and its saving against the bill with the same band, each rounded to what the
+    band supports (the saving's width is the cost's: ``band x cost`` either way)."""
+    if cost is None:
+        return dict.fromkeys(("cost_usd", "cost_low_usd", "cost_high_usd", "saving_usd", "saving_low_usd",
+                              "saving_high_usd", "saving_share"))
+    saving = None if billed is None else billed - cost
+    relative = band * cost / max(abs(saving), 1e-9) if saving is not None else band  # the band, as a share of it
+
+    def off(x: float | None) -> float | None:  # a saving, rounded as finely as its band allows
+        return None if x is None else round_to_band(x, band * cost / max(abs(x), 1e-9))
+
+    return {"cost_usd": round_to_band(cost, band), "cost_low_usd": round_to_band(cost * (1 - band), band),
+            "cost_high_usd": round_to_band(cost * (1 + band), band),
+            "saving_usd": off(saving), "saving_low_usd": off(None if billed is None else billed - cost * (1 + band)),
+            "saving_high_usd": off(None if billed is None else billed - cost * (1 - band)),
+            "saving_share": None if saving is None or not billed else round_to_band(saving / billed, relative)}
+
+
+def _policy_rows(session: Any, pricing: Any, policies: Sequence[Any], budgets: Sequence[int],
+                 keep_recent: Sequence[int] | None) -> list[dict]:
+    """A sweep of the session under every setting, priced as every table prices it (``modelbook.cost_book``):
+    exact dollars."""
+    from .sweep import sweep
+
+    rows = sweep([session], policies=list(policies), budgets=list(budgets), keep_recent=keep_recent,
+                 unit="o200k", pricing=pricing, needed_later=True, profiles=(), retention=False,
+                 prefix_reuse=False)
+    out = []
+    for r in rows.to_dict("records"):
+        kr = r["keep_recent"]
+        out.append({"policy": r["policy"], "source": "replay", "budget": int(r["budget"]),
+                    "keep_recent": None if kr is None or kr != kr else int(kr), "requests": int(r["requests"]),
+                    "compactions": int(r["compactions"]), "summarizer_calls": int(r["summarizer_calls"]),
+                    "cost": finite(r["cost_usd"]), "needed_later": finite(r["needed_later"]),
+                    "needed_later_items": int(r["needed_later_items"] or 0)})
     return out
 
 
-def modelled_cost(calibration: Calibration, prices: Any) -> dict:
-    """The recorded trajectory priced by the free-running model (no bill after the fit): the tool's own row.
-
-    Same model as the replays: prompt = hidden + scale x visible, the cache rule
-    on those estimates, the session's cache efficiency; so it is the row the
-    policies compare with, and its distance from the bill shows the model's error.
-    """
-    rows = calibration.rows
-    fit, rule = calibration.fit, calibration.rule
-    eff = calibration.summary.get("cache_efficiency", 1.0) or 1.0
-    prompt = cached = cost = 0.0
-    previous = None
-    for _, r in rows.iterrows():
-        p = float(r["est_prompt_free"])
-        if previous is None or r["model"] != previous["model"] or (
-                r["time"] is not None and previous["time"] is not None and r["time"] - previous["time"] > rule.ttl):
-            c = 0.0
-        elif r["compacted"]:
-            c = rule.read(fit.hidden + fit.scale * float(r["kept"])) if fit is not None else 0.0
-        else:
-            c = rule.read(float(previous["est_prompt_free"]))
-        c = min(c * eff, p)
-        pricing = prices.get(r["model"]) if isinstance(prices, dict) else prices
-        if pricing is not None:
-            write = p - c if rule.provider == "anthropic" else 0.0
-            cost += pricing.cost(round(p), round(c), int(r["est_output"]), round(write))
-        prompt, cached, previous = prompt + p, cached + c, r
-    return {"prompt_tokens": round(prompt), "cached_tokens": round(cached), "cost_usd": cost}
-
-
-def default_budget(transcript: Any, calibration: Calibration, fallback: int = 100_000) -> int:
-    """The tool's own trigger in o200k tokens of visible context: the billed prompt of the last request
-    before its first compaction, less the hidden prefix, unscaled (``fallback`` when it never compacted).
-
-    (Claude Code's ``preTokens`` is not used: on the 2.1.219 log it says 998,659 where the last request
-    before the compaction was billed 230,000 prompt tokens.)
-    """
-    fit, rows = calibration.fit, calibration.rows
-    if fit is None or fit.scale <= 0 or not len(rows) or not rows["compacted"].any():
-        return fallback
-    first = int(rows.index[rows["compacted"]][0])
-    if first == 0:
-        return fallback
-    before = float(rows["prompt"].iloc[first - 1])
-    return max(1, round((before - fit.hidden) / fit.scale))
-
-
-def whatif(transcript: Any, *, policies: Sequence[Any] | None = None, budget: int | None = None,
-           calibration: Calibration | None = None) -> Any:
-    """One row per policy replayed over the session, and the tool's own two rows (billed and modelled).
-
-    ``budget`` (o200k tokens of the visible context) defaults to the tool's
-    own trigger (``default_budget``). Each policy is priced by the session's
-    main model under the calibrated model (``replay_cost``).
-    """
-    from ..policies import POLICIES
-    from .bill import price_for_model, reported_requests, session_bill
-    from .calibrate import calibrate
-    from .frames import frame
-    from .ledger import replay
-    from .recorded import RecordedSession
-
-    calibration = calibration or calibrate(transcript)
-    if calibration.fit is None:
-        raise ValueError("the session reports no usage: nothing to calibrate a what-if on")
-    requests = reported_requests(transcript)
-    models = [r.model for r in requests if r.usage is not None and r.model]
-    main = max(set(models), key=models.count) if models else ""
-    pricing = price_for_model(main)
-    if pricing is None:
-        raise ValueError(f"no price for model {main!r} in data/pricing.csv")
-    from .calibrate import seconds
-
-    times = [seconds(r.time) for r in requests]
-    budget = budget if budget is not None else default_budget(transcript, calibration)
-    session = RecordedSession.of(transcript)
-    rows = []
-    for name in (policies if policies is not None else list(POLICIES)):
-        ledger = replay(session, policy=name, budget=budget, unit="o200k", pricing=pricing, needed_later=True,
-                        profiles=(), retention=False, prefix_reuse=False)
-        rows.append(whatif_row(ledger, times, calibration, pricing))
-    agent = getattr(transcript, "agent", "") or "agent"
-    events = tool_events(transcript, session.reply if len(session.messages) == len(transcript) else
-                         [i - 1 for i in session.reply])
+def _agent_rows(model: SessionModel) -> list[dict]:
+    """The tool's own rows: billed (the log's bill) and modelled (the same model on the recorded trajectory)."""
+    t, s = model.transcript, model.session
+    shift = len(s.messages) - len(t.messages)
+    events = tool_events(t, [i - shift for i in s.reply], index=s.cache.identifiers(), shift=shift)
     scored = [e.needed_later for e in events if e.needed_later is not None]
     needed = sum(len(n.needed) for n in scored)
-    kept = sum(len(n.kept) for n in scored)
-    share = kept / needed if needed else None
-    bill = session_bill(requests)
-    prices = {m: price_for_model(m) for m in set(models)}
-    modelled = modelled_cost(calibration, prices)
-    rows.append({"policy": agent, "source": "billed", "requests": bill.requests, "compactions": len(events),
-                 "prompt_tokens": bill.prompt_tokens, "cached_tokens": bill.cached_tokens, "cost_usd": bill.cost_usd,
-                 "needed_later": share, "needed_later_items": needed})
-    rows.append({"policy": agent, "source": "modelled", "requests": bill.requests, "compactions": len(events),
-                 **modelled, "needed_later": share, "needed_later_items": needed})
-    return frame(rows, list(WHATIF_COLUMNS))
+    share = sum(len(n.kept) for n in scored) / needed if needed else None
+    modelled = model.recorded_cost()
+    common = {"policy": model.agent, "budget": None, "keep_recent": None, "requests": model.bill.n_requests,
+              "compactions": len(events), "summarizer_calls": len(events), "needed_later": share,
+              "needed_later_items": needed}
+    return [{**common, "source": "billed", "cost": model.billed_usd},
+            {**common, "source": "modelled", "cost": modelled}]
 
 
-def tool_events_frame(transcript: Any) -> Any:
-    """The tool's own compactions as a table: policy (the tool), request, time, reported tokens before and after."""
-    from .calibrate import seconds
+def whatif_rows(transcript: SessionLike, *, policies: Sequence[Any] | None = None, budgets: Sequence[int] | None = None,
+                budget: int | None = None, keep_recent: Sequence[int] | None = None, priors: Priors | None = None,
+                model: SessionModel | None = None) -> tuple[list[dict], SessionModel, list[int]]:
+    """The rows of ``whatif`` with exact dollars (``cost``, not rounded), the session's model and the budgets."""
+    from ..policies import POLICIES
+
+    model = model or SessionModel(transcript, priors)
+    if model.fit is None:
+        raise ValueError("no request of the session reports a prompt: no cost model can be fitted on it")
+    chosen = list(policies) if policies is not None else list(POLICIES)
+    sizes = list(budgets) if budgets is not None else [budget if budget is not None else default_budget(model)]
+    rows = _policy_rows(model.session, rule_pricing(model.provider), chosen, sizes, keep_recent)
+    return rows + _agent_rows(model), model, sizes
+
+
+def whatif_frame(rows: Sequence[dict], billed: float | None, band: float) -> Any:
     from .frames import frame
+
+    shown = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k != "cost"}
+        if r["source"] == "billed":
+            c = r["cost"]
+            zero = 0.0 if c is not None else None
+            row.update(cost_usd=c, cost_low_usd=c, cost_high_usd=c, saving_usd=zero, saving_low_usd=zero,
+                       saving_high_usd=zero, saving_share=0.0 if c else None)
+        else:
+            row.update(money(r["cost"], billed, band))
+        shown.append(row)
+    table = frame(shown, [c for c in (("session",) if any("session" in r for r in rows) else ()) + WHATIF_COLUMNS])
+    table["keep_recent"] = table["keep_recent"].astype("Int64")
+    table["budget"] = table["budget"].astype("Int64")
+    return table
+
+
+def has_usage(transcript: SessionLike) -> bool:
+    """Whether ``transcript`` is an agent log that reports what it was billed (the cost model can price it)."""
+    return Session.of(transcript).billed
+
+
+def round_figures(value: float | None, figures: int = 2) -> float | None:
+    """``value`` to ``figures`` significant figures (None stays None): a figure whose error is not known."""
+    if value is None or not math.isfinite(value) or value == 0:
+        return value
+    return round(value, figures - 1 - math.floor(math.log10(abs(value))))
+
+
+def whatif_visible(transcript: SessionLike, pricing: Any, *, policies: Sequence[Any] | None = None,
+                   budgets: Sequence[int] | None = None, keep_recent: Sequence[int] | None = None) -> Any:
+    """The what-if of a transcript with no bill: the cost book's count of its visible text at ``pricing``.
+
+    No hidden prefix, no provider token scale, no bill to measure the error against: the dollars are
+    uncalibrated (on agent logs the same count is 68% under the bill: issue 33), so they are shown to two
+    significant figures, with no band and no saving, and ``attrs["cost_model"]`` says so. ``budgets``
+    default to half the largest context the transcript sends (o200k tokens).
+    """
+    from ..policies import POLICIES
+    from .pricing import get_pricing
     from .recorded import RecordedSession
 
+    price = get_pricing(pricing)
     session = RecordedSession.of(transcript)
-    shift = len(session.messages) - len(transcript)
-    agent = getattr(transcript, "agent", "") or "agent"
-    rows = [{"policy": agent, "request": e.request, "index": e.index, "time": seconds(e.time),
-             "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
-             "needed_later": e.needed_later.score if e.needed_later else None,
-             "needed_later_items": e.needed_later.items if e.needed_later else 0}
-            for e in tool_events(transcript, [i - shift for i in session.reply])]
-    return frame(rows, ["policy", "request", "index", "time", "pre_tokens", "post_tokens", "needed_later",
-                        "needed_later_items"])
+    if budgets is None:
+        p = session.prefix("o200k")
+        budgets = [max(1, max((p[i] for i in session.reply), default=2) // 2)]
+    chosen = list(policies) if policies is not None else list(POLICIES)
+    rows = _policy_rows(session, price, chosen, list(budgets), keep_recent)
+    table = whatif_frame([{**r, "cost": round_figures(r["cost"])} for r in rows], None, 0.0)
+    for c in ("cost_low_usd", "cost_high_usd"):
+        table[c] = None
+    table.attrs.update(cost_model=f"the cost book's count of the visible text at {price.name}: no hidden prefix, no "
+                                  "provider token scale, no bill to measure it against (uncalibrated); two "
+                                  "significant figures, no band", band=None, budgets=list(budgets), billed_usd=None,
+                       unpriced=[])
+    return table
 
 
-TOOL_EVENT_COLUMNS = ("transcript", "policy", "request", "index", "trigger", "pre_tokens", "post_tokens")
+def whatif(transcript: SessionLike, *, policies: Sequence[Any] | None = None, budgets: Sequence[int] | None = None,
+           budget: int | None = None, keep_recent: Sequence[int] | None = None, priors: Priors | None = None,
+           model: SessionModel | None = None, pricing: Any = None) -> Any:
+    """One row per policy x budget (x keep_recent) replayed over the session, then the agent's billed and modelled rows.
 
-
-def recorded_tool_rows(sources: Sequence[tuple[str, Any]], needed_later: bool = False) -> tuple[list[dict], list[dict]]:
-    """The tools' own compactions, read from their logs (not simulated): one row per tool, one per event.
-
-    ``sources``: ``(name, transcript or path)`` pairs; a path is read only when
-    its content says it is an agent log, and one that cannot be read is left
-    to the sweep to report. Each tool's row (``policy`` named after the tool,
-    ``claude_code``, ``codex_cli``) counts its logs, their requests and its
-    compactions, and sums the context sizes the log reports around them
-    (``reported_tokens_before`` / ``_after``, the provider's tokens); with
-    ``needed_later``, the needed-later retention of its own compactions.
+    ``budgets`` (o200k tokens of visible context; ``budget`` for one) default to the tool's own
+    trigger (``default_budget``); ``policies`` to every policy. ``cost_usd`` is the predicted
+    cost, ``cost_low_usd``/``cost_high_usd`` its band, ``saving_usd`` the billed cost less it
+    (all rounded to the band; None where a model of the session has no price). ``attrs``:
+    ``cost_model`` (which model priced it, in one line), ``band``, ``budgets``, ``billed_usd``.
+    ``model``: a ``SessionModel`` of the transcript made before (its session's work is reused).
+    A transcript with no bill is priced by the cost book at ``pricing`` (``whatif_visible``, uncalibrated,
+    and said so); an agent log with a bill ignores ``pricing``: each request is priced at its own model.
     """
-    from bisect import bisect_left
-    from pathlib import Path
+    transcript = Session.of(transcript)
+    if model is None and not transcript.billed:
+        if pricing is None:
+            raise ValueError("the transcript reports no bill: give a pricing to price its visible text "
+                             "(uncalibrated: no hidden prefix, no provider token scale)")
+        sizes = list(budgets) if budgets is not None else ([budget] if budget is not None else None)
+        return whatif_visible(transcript, pricing, policies=policies, budgets=sizes, keep_recent=keep_recent)
+    rows, model, sizes = whatif_rows(transcript, policies=policies, budgets=budgets, budget=budget,
+                                     keep_recent=keep_recent, priors=priors, model=model)
+    table = whatif_frame(rows, model.billed_usd, model.band)
+    table.attrs.update(cost_model=model.describe(), band=model.band, band_sessions=model.band_sessions,
+                       budgets=sizes, billed_usd=model.billed_usd, unpriced=list(model.bill.unpriced))
+    return table
 
-    from ..transcripts import TranscriptError, load_transcript
-    from ..transcripts.agentlogs.discovery import looks_like_agent_log
 
-    tools: dict[str, dict] = {}
-    events: list[dict] = []
-    for name, item in sources:
-        if isinstance(item, (str, Path)):
-            try:
-                item = load_transcript(item) if looks_like_agent_log(Path(item)) else None
-            except (TranscriptError, OSError):
-                item = None
-        agent = getattr(item, "agent", "")
-        if not agent:
-            continue
-        row = tools.setdefault(agent, {"policy": agent, "transcripts": 0, "requests": 0, "events": 0,
-                                       "reported_tokens_before": None, "reported_tokens_after": None,
-                                       "_needed": 0, "_kept": 0})
-        requests = [int(r.message) for r in getattr(item, "requests", ()) or ()]
-        compactions = tuple(getattr(item, "compactions", ()) or ())
-        row["transcripts"] += 1
-        row["requests"] += len(requests)
-        for c in compactions:
-            row["events"] += 1
-            for key, value in (("reported_tokens_before", c.pre_tokens), ("reported_tokens_after", c.post_tokens)):
-                if value is not None:
-                    row[key] = (row[key] or 0) + int(value)
-            events.append({"transcript": name, "policy": agent, "request": bisect_left(requests, int(c.message)) + 1,
-                           "index": int(c.message), "trigger": c.trigger, "pre_tokens": c.pre_tokens,
-                           "post_tokens": c.post_tokens})
-        if needed_later and compactions:
-            scored = [e.needed_later for e in tool_events(item, requests) if e.needed_later is not None]
-            row["_needed"] += sum(len(n.needed) for n in scored)
-            row["_kept"] += sum(len(n.kept) for n in scored)
+def whatif_total(sessions: Sequence[tuple[list[dict], SessionModel]], own_budgets: bool = False) -> Any:
+    """Several sessions' ``whatif_rows`` added up: one row per policy x budget x keep_recent, and the tools' rows.
+
+    Dollars are summed exactly, then rounded to the widest band among the sessions (the errors of
+    one model may share a sign: the band of a sum is at most its largest relative band); a total is
+    unpriced when any session is. Needed-later retention is pooled over every event.
+    ``own_budgets``: each session ran at its own tool's trigger, so the total's budget is empty.
+    """
+    band = max((m.band for _, m in sessions), default=DEFAULT_BAND)
+    billed_parts = [m.billed_usd for _, m in sessions]
+    billed = None if any(b is None for b in billed_parts) else float(sum(billed_parts))  # type: ignore[arg-type]
+    groups: dict[tuple, dict] = {}
+    tools = {m.agent for _, m in sessions}
+    tool = tools.pop() if len(tools) == 1 else "agents"  # the tools' own rows add up across tools
+    for rows, _ in sessions:
+        for r in rows:
+            policy = r["policy"] if r["source"] == "replay" else tool
+            key = (policy, r["source"], None if own_budgets else r["budget"], r["keep_recent"])
+            g = groups.setdefault(key, {"policy": policy, "source": r["source"], "budget": key[2],
+                                        "keep_recent": r["keep_recent"], "requests": 0, "compactions": 0,
+                                        "summarizer_calls": 0, "cost": 0.0, "needed_later_items": 0, "_kept": 0.0})
+            for k in ("requests", "compactions", "summarizer_calls", "needed_later_items"):
+                g[k] += r[k]
+            g["cost"] = None if g["cost"] is None or r["cost"] is None else g["cost"] + r["cost"]
+            g["_kept"] += (r["needed_later"] or 0.0) * r["needed_later_items"]
     rows = []
-    for row in tools.values():
-        needed, kept = row.pop("_needed"), row.pop("_kept")
-        if needed_later:
-            row["needed_later"] = round(kept / needed, 4) if needed else None
-            row["needed_later_items"] = needed
-        rows.append(row)
-    return rows, events
-
-
-def with_tool_rows(table: Any, rows: Sequence[dict]) -> Any:
-    """``compare_policies``' table with the tools' rows after the policies' (integer columns stay integers)."""
-    import pandas as pd
-
-    from .frames import frame
-
-    if not rows:
-        return table
-    extra = frame(list(rows)).set_index("policy")
-    out = pd.concat([table, extra])
-    counts = ("transcripts", "requests", "events", "reported_tokens_before", "reported_tokens_after")
-    for c in out.columns:
-        if c in counts or (c in table.columns and pd.api.types.is_integer_dtype(table[c].dtype)):
-            out[c] = out[c].astype("Int64")
-    out.attrs.update(table.attrs)
-    return out
+    for g in groups.values():
+        kept = g.pop("_kept")
+        rows.append({"session": "total", **g,
+                     "needed_later": kept / g["needed_later_items"] if g["needed_later_items"] else None})
+    table = whatif_frame(rows, billed, band)
+    table.attrs.update(band=band, billed_usd=billed, sessions=len(sessions))
+    return table

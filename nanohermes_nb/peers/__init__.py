@@ -37,6 +37,7 @@ __all__ = [
     "budgets_below",
     "canonical",
     "compare",
+    "first_difference",
     "agreement",
     "STUB_SUMMARY",
     "PinnedCase",
@@ -125,7 +126,7 @@ class Agreement:
                 "note": self.unavailable or self.note}
 
 
-def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int | None:
+def first_difference(a: Sequence[Any], b: Sequence[Any]) -> int | None:
     """Index of the first message that differs, None when the contexts are identical.
 
     The same object on both sides is the same message (most of a context is
@@ -157,7 +158,7 @@ def compare(peer: Peer, transcripts: Iterable[tuple[str, Sequence[Message]]], *,
                 real = peer.real(list(context), budget)
                 port = peer.port(list(context), budget)
                 result.compared += 1
-                differs = _first_difference(real, port)
+                differs = first_difference(real, port)
                 if differs is None:
                     result.identical += 1
                 elif len(result.mismatches) < keep_mismatches:
@@ -240,7 +241,7 @@ def check_pinned(pinned: Pinned, *, keep_mismatches: int = 20) -> Agreement:
         if got == want:
             result.identical += 1
         elif len(result.mismatches) < keep_mismatches:
-            result.mismatches.append((case.name, case.source, case.budget, _first_difference(got, want)))
+            result.mismatches.append((case.name, case.source, case.budget, first_difference(got, want)))
     return result
 
 

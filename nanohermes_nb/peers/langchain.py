@@ -22,7 +22,7 @@ that message's OpenAI form, so both sides measure the same thing.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -87,7 +87,7 @@ class Bridge:
             out.append(hit[1])
         return out
 
-    def to_openai(self, message: Any) -> dict:
+    def to_openai(self, message: Any) -> Message:
         """The OpenAI-form dict of a message the real code returned."""
         hit = self._by_tag.get(message.id) if isinstance(message.id, str) else None
         if hit is None:
@@ -99,7 +99,7 @@ class Bridge:
             return original
         return _changed(message, converted, original)
 
-    def counter(self, size: Sizer) -> Callable[[Sequence[Any]], int]:
+    def counter(self, size: Sizer) -> Callable[[Iterable[Any]], int]:
         """A LangChain token counter (a list of messages -> int) summing the lab's per-message size."""
         def count(messages):
             return sum(size(self.to_openai(m)) for m in messages)
@@ -188,7 +188,7 @@ def clear_port(context: list, budget: int, size: Sizer = BYTES, **options: Any) 
 _STUB_CLASS: list = []
 
 
-def _stub_class():
+def _stub_class() -> Any:
     """The stub chat model class, defined once (a pydantic model class is costly to build)."""
     if not _STUB_CLASS:
         from langchain_core.language_models.chat_models import SimpleChatModel
@@ -239,7 +239,8 @@ def summarize_real(context: list, budget: int, size: Sizer = TOKENS, model: Any 
     threshold = max(1, budget + 1 - sum(size(m) for m in head))
     middleware = SummarizationMiddleware(model or stub_chat_model(), trigger=("tokens", threshold),
                                          token_counter=BRIDGE.counter(size), **options)
-    update = middleware.before_model({"messages": BRIDGE.to_langchain(history)}, None)
+    runtime: Any = None  # the middleware reads nothing of a graph's runtime on this path
+    update = middleware.before_model({"messages": BRIDGE.to_langchain(history)}, runtime)
     if update is None:
         return list(context)
     first, *rest = update["messages"]

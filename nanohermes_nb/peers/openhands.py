@@ -184,7 +184,7 @@ def _import(root: Path) -> OpenHands:
                 controller = types.ModuleType("openhands.controller")
                 controller.__path__ = [str(root / "openhands" / "controller")]
                 sys.modules["openhands.controller"] = controller
-                openhands.controller = controller  # type: ignore[attr-defined]
+                openhands.controller = controller
             from litellm import ChatCompletionMessageToolCall, Choices, Function, ModelResponse
             from litellm import Message as LiteLLMMessage
             from openhands.core.config.agent_config import AgentConfig
@@ -425,7 +425,7 @@ def agreement_by_context(transcripts: Sequence[tuple[str, Sequence[Message]]], a
     ``port(context)`` is the project's side (default: the policy, as the Peer runs it).
     """
     from ..engine.recorded import prepare
-    from . import _first_difference, batch_points
+    from . import batch_points, first_difference
 
     oh = openhands()
     port = port or (lambda ctx: openhands_port(ctx, max(1, sum(message_size(m) for m in ctx) // 2), attention_window))
@@ -443,7 +443,7 @@ def agreement_by_context(transcripts: Sequence[tuple[str, Sequence[Message]]], a
             real = [_wire(m) for m in openhands_real(ctx, attention_window, mode, oh, events)]
             ours = [_wire(m) for m in port(list(ctx))]
             compared += 1
-            at = _first_difference(real, ours)
+            at = first_difference(real, ours)
             if at is not None:
                 masked = any(m.get("content") == "<MASKED>" or m.get("content") == "\n\n<MASKED>" for m in real)
                 diffs.append(Difference(name, k, at, masked))

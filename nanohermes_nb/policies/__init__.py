@@ -18,7 +18,9 @@ one module each:
   as LangChain's ``ClearToolUsesEdit`` mirrors it (old tool results cleared,
   the last 3 kept);
 - ``langchain_summarize``: LangChain's ``SummarizationMiddleware`` (the history
-  before the last 20 messages becomes one user-role summary).
+  before the last 20 messages becomes one user-role summary);
+- ``mask_then_summarize``: the hybrid of JetBrains' "The Complexity Trap" (mask old
+  tool results; still over budget, NanoHermes's summary of what is left). Not a port.
 
 Equal footing: every policy is called only when ``over_budget(size, budget)``
 holds, with ``size`` in the ledger's unit (bytes of compact JSON by default).
@@ -35,12 +37,14 @@ from __future__ import annotations
 
 from ..context.messages import repair_tool_pairs
 from ..context.summarizers import PREVIOUS_SUMMARY_ROLE
+from .aider import AiderPolicy
 from .base import (
     POLICIES,
     Applied,
     Event,
     Policy,
     PolicyEnv,
+    PolicyError,
     accepts_option,
     apply_policy,
     is_summary_message,
@@ -51,15 +55,31 @@ from .base import (
     resolve_policy,
     summary_prefixes,
 )
+from .claude_code import ClaudeCodePolicy
 from .clear_tool_uses import ClearToolUsesPolicy
+from .cline import ClinePolicy
 from .codex import CodexPolicy
+from .codex_cli import CodexCliPolicy
+from .goose import GoosePolicy
 from .hermes_agent import HermesAgentPolicy
 from .langchain_summarize import LangChainSummarizePolicy
 from .langchain_trim import LangChainTrimPolicy
+from .mask_then_summarize import MaskThenSummarizePolicy  # issue 36: the hybrid
 from .nanohermes import NanoHermesPolicy
 from .observation_masking import ObservationMaskingPolicy
+from .opencode import OpenCodePolicy
+from .roo_code import RooCodePolicy
+from .swe_agent import SweAgentPolicy
+
+# issue 37: the compaction rules of the agents people run, named ``<agent>_rule`` so that they are never
+# confused with an agent's own compactions read from its log (rows named ``claude_code``, ``codex_cli``)
+AGENT_RULES = ("codex_cli_rule", "claude_code_rule", "aider_rule", "cline_rule", "roo_code_rule",
+               "opencode_rule", "goose_rule", "swe_agent_rule")
+for _name in AGENT_RULES:  # listed after the lab policies, whatever the import order
+    POLICIES[_name] = POLICIES.pop(_name)
 
 __all__ = [
+    "PolicyError",
     "Event",
     "PolicyEnv",
     "Policy",
@@ -77,11 +97,21 @@ __all__ = [
     "ObservationMaskingPolicy",
     "ClearToolUsesPolicy",
     "LangChainSummarizePolicy",
+    "MaskThenSummarizePolicy",
     "POLICIES",
     "register",
     "summary_prefixes",
     "is_summary_message",
     "repair_tool_pairs",
     "PREVIOUS_SUMMARY_ROLE",
+    "AGENT_RULES",
+    "CodexCliPolicy",
+    "ClaudeCodePolicy",
+    "AiderPolicy",
+    "ClinePolicy",
+    "RooCodePolicy",
+    "OpenCodePolicy",
+    "GoosePolicy",
+    "SweAgentPolicy",
 ]
 

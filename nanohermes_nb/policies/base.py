@@ -27,10 +27,11 @@ from ..context import compaction
 from ..context.budgets import over_budget
 from ..context.compaction import PLAIN_EXCERPTS, ExcerptReader
 from ..context.messages import Message
-from ..context.sizing import Meter, message_size
+from ..context.sizing import DEFAULT_UNIT, Meter, message_size
 from ..context.summarizers import Summarizer
 
 __all__ = [
+    "PolicyError",
     "Event",
     "PolicyEnv",
     "Policy",
@@ -48,6 +49,16 @@ __all__ = [
 ]
 
 Sizer = Callable[[Message], int]
+
+
+class PolicyError(ValueError):
+    """A policy that cannot work on the context it was given, in one line naming the policy.
+
+    Not a bug and not a bad option: the input does not suit this policy (Cline's and Roo's rules keep the
+    user's task first, so a history with no user message leaves them nothing to keep). ``replay`` raises
+    it; a sweep lists the transcript as skipped with this line; the CLI prints it with the file name and
+    exits 2.
+    """
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ class PolicyEnv:
     budget: int
     meter: Sizer = message_size
     summarizer: Summarizer | None = None
-    unit: str = "bytes"
+    unit: str = DEFAULT_UNIT
     token_meter: Sizer | None = None
     excerpts: ExcerptReader = PLAIN_EXCERPTS
 
@@ -255,7 +266,7 @@ def apply_policy(
     total = sum(meter(m) for m in context)
     if not over_budget(total, budget):
         return Applied(context, None, total, budget)
-    env = PolicyEnv(budget, meter, summarizer, unit or ("bytes" if size is None else "custom"), tokens)
+    env = PolicyEnv(budget, meter, summarizer, unit or (DEFAULT_UNIT if size is None else "custom"), tokens)
     new, event = pol.compact(context, env, total)
     return Applied(list(new), event, total, budget)
 

@@ -167,13 +167,17 @@ class CodexPolicy(Policy):
         tokens = env.tokens()
         return lambda m, text: tokens({"role": "user", "content": text})
 
+    def summarized(self, history: list, env: PolicyEnv) -> list:
+        """What the summarizer is shown: the whole history (``codex_cli_rule`` trims it to the window)."""
+        return history
+
     def compact(self, context: list, env: PolicyEnv, size: int) -> tuple[list, Event | None]:
         if len(context) < 2:
             return context, None
         initial = list(context[:1]) if role_of(context[0]) == "system" else []
         history = list(context[len(initial):])
-        summary = summarize_dropped(history, env.summarizer, excerpt_tool_calls=self.excerpt_tool_calls,
-                                    excerpts=env.excerpts)
+        summary = summarize_dropped(self.summarized(history, env), env.summarizer,
+                                    excerpt_tool_calls=self.excerpt_tool_calls, excerpts=env.excerpts)
         note = summary.note
         if summary.failure is None:
             note = CODEX_SUMMARY_PREFIX + "\n" + note[len(SUMMARY_HEADER) + 1:]

@@ -21,9 +21,9 @@ from .hermes_text import (
     REMAINING_WORK_HEADING,
     TASK_HEADING,
     Redact,
-    _same,
     content_text,
     tool_result_line,
+    unredacted,
     with_summary_prefix,
 )
 
@@ -126,7 +126,7 @@ def _fallback_facts(turns: Sequence[Mapping[str, Any]], redact: Redact) -> dict[
 
 
 def fallback_summary(turns: Sequence[Mapping[str, Any]], *, previous: bool, reason: str | None,
-                     redact: Redact = _same) -> str:
+                     redact: Redact = unredacted) -> str:
     """hermes' deterministic handoff when its summary LLM fails, prefix included [1923-2115]."""
     f = _fallback_facts(turns, redact)
     completed = [f"{i}. {item}" for i, item in enumerate((f["actions"] + f["tools"])[:12], start=1)]

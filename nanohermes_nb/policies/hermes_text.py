@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._lazy import moved
-
 __all__ = [
     "TASK_HEADING",
     "SUMMARY_PREFIX",
@@ -45,8 +43,8 @@ __all__ = [
     "tool_result_line",
     "shrink_arguments",
     "ground_task_snapshot",
-    "fallback_summary",  # noqa: F822 (loaded from hermes_fallback by __getattr__, at the end)
     "hermes_message_tokens",
+    "unredacted",
 ]
 
 Redact = Callable[[str], str]
@@ -124,7 +122,8 @@ DUPLICATE_NOTE = "[Duplicate tool output — same content as a more recent call]
 ALL_SUMMARY_PREFIXES = (SUMMARY_PREFIX, LEGACY_SUMMARY_PREFIX, *HISTORICAL_SUMMARY_PREFIXES)
 
 
-def _same(text: str) -> str:
+def unredacted(text: str) -> str:
+    """The text as it is: the ``redact`` of a caller that hides nothing."""
     return text
 
 
@@ -364,7 +363,7 @@ def _task_snapshot(turns: Sequence[Mapping[str, Any]], redact: Redact) -> str | 
     return None
 
 
-def ground_task_snapshot(summary: str, turns: Sequence[Mapping[str, Any]], redact: Redact = _same) -> str:
+def ground_task_snapshot(summary: str, turns: Sequence[Mapping[str, Any]], redact: Redact = unredacted) -> str:
     """The summary with its task section replaced by the newest real user ask of the summarized turns [2748-2771]."""
     snapshot = _task_snapshot(turns, redact)
     if not snapshot:
@@ -426,7 +425,3 @@ def hermes_message_tokens(message: Mapping[str, Any]) -> int:
     for key in _REPLAY_KEYS:
         tokens += _field_chars(message.get(key)) // 4
     return tokens
-
-
-# fallback_summary lives in hermes_fallback.py (it writes with these texts): loaded on first use
-__getattr__ = moved(__name__, {"fallback_summary": "hermes_fallback"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.chunked import summary_cost
 from ..context.compaction import CUT_DIRECTIONS, SUMMARY_ROLES, compact
 from .base import Event, Policy, PolicyEnv, check_positive, register
@@ -22,7 +23,7 @@ class NanoHermesPolicy(Policy):
     ``force`` also compacts a context of ``keep_recent + 1`` messages or fewer.
     """
 
-    keep_recent: int = 10
+    keep_recent: int = DEFAULT_BUDGETS.keep_recent
     summary_role: str = "system"
     excerpt_tool_calls: bool = False
     cut: str = "forward"

@@ -18,8 +18,9 @@ result type, the field checks), one module per format family (``openai`` with th
 legacy form, ``anthropic``, ``swe_agent`` for mini-swe-agent and SWE-agent,
 ``openhands``, ``langchain``), ``agentlogs`` (the logs coding agents write to disk:
 Claude Code, Codex CLI, Gemini CLI, Copilot CLI, any-agent; read leniently, with the
-requests, usage and compactions they report, see docs/agentlogs.md), and ``loader``
-(detection and the entry points).
+requests, usage and compactions they report, see docs/agentlogs.md), ``loader``
+(detection and the entry points) and ``session`` (``Session``: a transcript as the engine
+takes it, a frozen value with every field typed).
 """
 
 from .base import OPENAI_ROLES, TEXT_JOINER, AgentRequest, ReportedUsage, ToolCompaction, Transcript, TranscriptError
@@ -31,9 +32,12 @@ from .loader import (
     load_transcript,
     load_transcripts,
 )
+from .session import Session, SessionLike
 
 __all__ = [
     "Transcript",
+    "Session",
+    "SessionLike",
     "AgentRequest",
     "ReportedUsage",
     "ToolCompaction",

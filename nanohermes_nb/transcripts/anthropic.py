@@ -123,8 +123,9 @@ def _result_part(block: Message, at: str) -> Message:
 
 def _image_part(block: Message, at: str) -> Message:
     """An Anthropic image block as an OpenAI ``image_url`` part (base64 -> data URL)."""
-    source = block.get("source")
-    source_type = source.get("type") if isinstance(source, dict) else None
+    given = block.get("source")
+    source: dict = given if isinstance(given, dict) else {}
+    source_type = source.get("type")
     if source_type == "base64" and isinstance(source.get("data"), str):
         media = source.get("media_type", "application/octet-stream")
         if not isinstance(media, str):

@@ -17,11 +17,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .._deprecated import renamed
+
 __all__ = [
     "Transcript",
     "AgentRequest",
     "ReportedUsage",
     "ToolCompaction",
+    "Fork",
     "AGENTS",
     "TranscriptError",
     "OPENAI_ROLES",
@@ -68,7 +71,7 @@ class TranscriptError(ValueError):
 
 
 # The coding agents whose own session logs ``load_transcript`` reads (``Transcript.agent``).
-AGENTS = ("claude_code", "codex_cli", "gemini_cli", "copilot_cli", "any_agent")
+AGENTS = ("claude_code", "codex_cli", "gemini_cli", "copilot_cli", "any_agent", "aider")
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,9 @@ class ReportedUsage:
     ``cached_tokens`` the ones read from the cache; ``cache_write_tokens`` the ones written
     to it (Anthropic's cache creation; 0 where the provider does not bill writes apart);
     ``completion_tokens`` every output token, reasoning included; ``reasoning_tokens`` the
-    reasoning part of them where the log says.
+    reasoning part of them where the log says; ``cache_write_1h_tokens`` the part of the cache writes made
+    with a one-hour time-to-live (Claude Code's ``cache_creation.ephemeral_1h_input_tokens``), billed at
+    a higher price than five-minute writes.
 
     ``raw`` keeps the provider's own numeric fields as the log holds them, so totals can be
     checked against other tools token for token: for Claude Code the LAST record of the
@@ -99,6 +104,7 @@ class ReportedUsage:
     reasoning_tokens: int = 0
     raw: Mapping[str, int] = field(default_factory=dict)
     raw_first: Mapping[str, int] = field(default_factory=dict)
+    cache_write_1h_tokens: int = 0  # the part of cache_write_tokens written for one hour (Anthropic's 1h TTL)
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,8 @@ class ToolCompaction:
 
     ``message`` is the transcript index where it happened: the first message recorded
     after it (``len(transcript)`` when it was the last thing logged). ``trigger`` is
-    ``"auto"`` or ``"manual"`` when the log says, else ``""``. ``pre_tokens`` /
+    ``"auto"`` or ``"manual"`` when the log says, ``"restart"`` where the agent started again on an
+    empty context (a new Aider run: nothing kept, no summary), else ``""``. ``pre_tokens`` /
     ``post_tokens`` are the context sizes the log reports around it, None where it reports
     none (Claude Code: ``compactMetadata.preTokens``; Codex: the context of the last request
     before it and the ``total_tokens`` of the token count written right after it).
@@ -143,6 +150,35 @@ class ToolCompaction:
     continuation: tuple[Message, ...] = ()
 
 
+@dataclass(frozen=True)
+class Fork:
+    """A session that opens on a copy of another session's history (a Codex sub-agent spawned with
+    ``fork_context``: codex-rs ``agent/control.rs`` hands the parent's rollout items to the new thread as
+    ``InitialHistory::Forked``, and the new rollout file persists them before its own turns).
+
+    ``parent`` is the session the history was copied from (``session_meta.forked_from_id``);
+    ``messages`` the index of the first message of the fork's own part (the ones before are the parent's,
+    and they are in the fork's context all the same); ``copied`` the parent's requests as the copy holds
+    them, with their usage. In ``Transcript.requests`` these have usage None: the parent's file bills
+    them, the fork made none of them. They are kept here so that totals can still be checked against a
+    tool that counts every line of the file.
+    """
+
+    parent: str
+    messages: int = 0
+    copied: tuple[AgentRequest, ...] = ()
+
+    @property
+    def n_requests(self) -> int:
+        """How many of the transcript's requests are the parent's, copied."""
+        return len(self.copied)
+
+    @property
+    def requests(self) -> int:
+        """Deprecated since 0.3.0: ``n_requests`` (``Transcript.requests`` are the requests themselves)."""
+        return renamed(self, "requests", "n_requests")
+
+
 class Transcript(list):
     """A list of OpenAI-form message dicts, with the file it came from and its format.
 
@@ -155,6 +191,8 @@ class Transcript(list):
       line, an unknown record type, a record of another agent's format).
     - ``sidechains``: sub-agent threads (Claude Code ``isSidechain``), each a Transcript,
       kept apart from the main thread rather than interleaved.
+    - ``fork``: for a session that opens on a copy of its parent's history, where its own part begins
+      (``Fork``); None otherwise.
 
     How a session with compactions is represented: the messages are the full recorded
     trajectory, everything the agent sent and received in order, with the agent's
@@ -167,7 +205,7 @@ class Transcript(list):
     def __init__(self, messages: Iterable[Message] = (), path: str = "", format: str = "openai", *,
                  agent: str = "", requests: Iterable[AgentRequest] = (),
                  compactions: Iterable[ToolCompaction] = (), skipped: Iterable[str] = (),
-                 sidechains: Iterable[Transcript] = ()) -> None:
+                 sidechains: Iterable[Transcript] = (), fork: Fork | None = None) -> None:
         super().__init__(messages)
         self.path = path
         self.format = format
@@ -176,6 +214,7 @@ class Transcript(list):
         self.compactions: tuple[ToolCompaction, ...] = tuple(compactions)
         self.skipped: tuple[str, ...] = tuple(skipped)
         self.sidechains: tuple[Transcript, ...] = tuple(sidechains)
+        self.fork = fork
 
 
 class Bad(Exception):

@@ -64,10 +64,10 @@ def load_transcript(path: PathLike) -> Transcript:
     shown = os.fspath(path)
     try:
         raw = read_regular_file(Path(shown))
-        check_start(raw)
-        agent_log = read_agent_log(raw, shown)
-        if agent_log is not None:
+        agent_log = read_agent_log(raw, shown)  # before check_start: a log's sound part is read past damage
+        if agent_log is not None:  # (a tail of NUL bytes a crash left is noted, not fatal)
             return agent_log
+        check_start(raw)
         data, lines = load_data(Path(shown), raw)
         del raw
         agent_log = read_agent_document(data, shown) if lines is None else None

@@ -79,7 +79,8 @@ def _assistant(event: Message, where: str) -> Message:
 
 def _call(event: Message, where: str) -> Message:
     call = need_object(event.get("tool_call"), where, "'tool_call'", "ActionEvent without 'tool_call'")
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    inner = call.get("function")
+    function = inner if isinstance(inner, dict) else call
     at = f"{where}: tool_call"
     call_id = need_text(call.get("id") or event.get("tool_call_id"), at, "'id'")
     name = need_text(function.get("name") or event.get("tool_name"), at, "'name'")

@@ -21,9 +21,9 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .base import Bad, kind
 
@@ -34,6 +34,9 @@ FIRST_WINDOW = 1 << 20  # bytes decoded at once by the array reader
 _DEEP = f"nested {MAX_DEPTH} levels deep (serde_json, which NanoHermes reads sessions with, stops at {MAX_DEPTH})"
 _WS = re.compile(rb"[ \t\n\r]*")
 _WS_TEXT = re.compile(r"[ \t\n\r]*")
+# ``[ \t\n\r]*`` matches everywhere (perhaps nothing): these ``match`` never return None
+_SKIP_WS = cast(Callable[[bytes, int], "re.Match[bytes]"], _WS.match)
+_SKIP_WS_TEXT = cast(Callable[[str, int], "re.Match[str]"], _WS_TEXT.match)
 _BOMS = (  # longest first: a UTF-32 LE mark starts with the UTF-16 LE one
     (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
     (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
@@ -72,6 +75,8 @@ class Rejected:
 class StrictDecoder(json.JSONDecoder):
     """``json.JSONDecoder`` that marks NaN/Infinity and out-of-range numbers instead of
     accepting them (or raising without a position); ``load_data`` then names their place."""
+
+    scan_once: Callable[[str, int], tuple[Any, int]]  # set by ``json.JSONDecoder`` (its C scanner)
 
     def __init__(self) -> None:
         super().__init__(parse_constant=self._constant, parse_int=self._int, parse_float=self._float)
@@ -174,12 +179,13 @@ def _utf16_or_32(head: bytes) -> str:
     if len(head) < 4:
         return ""
     zeros = tuple(b == 0 for b in head)
-    return {
+    names: dict[tuple[bool, ...], str] = {
         (True, True, True, False): "UTF-32 (big-endian)",
         (False, True, True, True): "UTF-32 (little-endian)",
         (True, False, True, False): "UTF-16 (big-endian)",
         (False, True, False, True): "UTF-16 (little-endian)",
-    }.get(zeros, "")
+    }
+    return names.get(zeros, "")
 
 
 def _decode(raw: bytes, offset: int = 0) -> str:
@@ -215,7 +221,7 @@ def _deep_line(text: str) -> str:
 
 
 def _skip_ws(raw: bytes, pos: int) -> int:
-    return _WS.match(raw, pos).end()
+    return _SKIP_WS(raw, pos).end()
 
 
 # ---------------------------------------------------------------- a top-level array, element by element
@@ -263,7 +269,7 @@ def _parse_chunk(text: str, items: list, need_value: bool, last: bool,
     Returns (index where parsing stopped, whether a value comes next, whether the
     closing ``]`` was reached at that index), or None when the text is not an array.
     """
-    size, skip, scan, add = len(text), _WS_TEXT.match, decoder.scan_once, items.append
+    size, skip, scan, add = len(text), _SKIP_WS_TEXT, decoder.scan_once, items.append
     i = 0
     while True:
         i = skip(text, i).end()

@@ -21,9 +21,12 @@ _NAMES = {
     "plot_by_turn": "plots",
     "plot_composition": "context_plots",
     "plot_sweep": "sweep_plots",
+    "plot_triggers": "trigger_plots",
     "plot_tool_sizes": "context_plots",
     "plot_cut": "context_plots",
     "composition_frame": "context_plots",
+    "plot_context_series": "usage_plots",
+    "plot_money_parts": "usage_plots",
     "unit_label": "plots",
     "budget_explorer": "widgets",
     "cut_explorer": "cut_widgets",
@@ -37,6 +40,10 @@ _NAMES = {
     "LiveLedger": "live",
     "live_view": "live",
     "event_change": "live",
+    "plot_survival_ledger": "probe_plots",  # issue 36
+    "plot_probe_survival": "probe_plots",
+    "plot_cost_and_survival": "probe_plots",
+    "plot_rereads": "probe_plots",
 }
 
 __all__ = sorted(_NAMES)

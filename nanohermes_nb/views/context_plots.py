@@ -14,11 +14,23 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch, Polygon, Rectangle
 
 from ..context.clamp import clamp_report
+from ..context.compaction import CompactionResult
 from ..context.messages import text_of
 from ..context.sizing import UNITS, Meter
 from ..engine.ledger import replay
 from ..policies import is_summary_message
-from .plots import CATEGORIES, CATEGORY_COLOURS, axes_or_new, budget_lines, caveat_note, finish, is_ledger, unit_label
+from .labels import label as lab
+from .plots import (
+    CATEGORIES,
+    CATEGORY_COLOURS,
+    axes_or_new,
+    budget_lines,
+    caveat_note,
+    finish,
+    is_ledger,
+    plural,
+    unit_label,
+)
 
 __all__ = ["composition_frame", "plot_composition", "plot_tool_sizes", "plot_cut"]
 
@@ -135,17 +147,17 @@ def plot_tool_sizes(messages: Sequence[Mapping[str, Any]], cap: int = 20_000, *,
     ax = axes_or_new(ax)
     reports = [clamp_report(text_of(m), cap) for m in messages
                if isinstance(m, Mapping) and m.get("role") == "tool"]
-    ax.axhline(cap, color="0.25", linestyle="--", linewidth=1, label=f"cap {cap:,} bytes (max_output)", gid="cap")
+    ax.axhline(cap, color="0.25", linestyle="--", linewidth=1, label=lab(f"cap {cap:,} bytes (max_output)"), gid="cap")
     if not reports:
-        ax.text(0.5, 0.5, "no tool results", transform=ax.transAxes, ha="center", va="center")
+        ax.text(0.5, 0.5, lab("no tool results"), transform=ax.transAxes, ha="center", va="center")
         return finish(ax, "tool result (in transcript order)", "tool result text (UTF-8 bytes)", title)
     x = list(range(1, len(reports) + 1))
     kept = [r.kept_bytes for r in reports]
     cut = [r.omitted_bytes for r in reports]
-    ax.bar(x, kept, width=0.85, color="C0", linewidth=0, label="kept", gid="kept")
+    ax.bar(x, kept, width=0.85, color="C0", linewidth=0, label=lab("kept"), gid="kept")
     if any(cut):
         ax.bar(x, cut, bottom=kept, width=0.85, color="C3", alpha=0.45, hatch="//", edgecolor="C3",
-               linewidth=0, label="cut by the cap", gid="cut")
+               linewidth=0, label=lab("cut by the cap"), gid="cut")
     over = [(xi, r) for xi, r in zip(x, reports, strict=True) if r.truncated]
     total = sum(r.input_bytes for r in reports)
     lost = sum(cut)
@@ -171,25 +183,25 @@ _ROLE_LETTER = {"system": "S", "summary": "Σ", "user": "U", "assistant": "A", "
 
 def _cut_bands(ax: Axes, cut: int, n: int, top: float, bottom: float, height: float) -> None:
     """The bands from where the dropped and the kept messages were to where they went, and the note's arrow."""
-    link = dict(facecolor="0.6", alpha=0.18, linewidth=0)
+    link: dict[str, Any] = {"facecolor": "0.6", "alpha": 0.18, "linewidth": 0}
     ax.add_patch(Polygon([(1, top - 0.25), (cut, top - 0.25), (2, bottom + height + 0.05),
                           (1, bottom + height + 0.05)], **link, gid="dropped_band"))
     if cut < n:
         ax.add_patch(Polygon([(cut, top - 0.25), (n, top - 0.25), (2 + n - cut, bottom + height + 0.05),
                               (2, bottom + height + 0.05)], facecolor="C0", alpha=0.12, linewidth=0,
                              gid="kept_band"))
-    ax.text((1 + cut) / 2, top - 0.32, f"dropped: {cut - 1} message{'s' if cut - 1 != 1 else ''}",
+    ax.text((1 + cut) / 2, top - 0.32, lab(f"dropped: {plural(cut - 1, 'message')}"),
             ha="center", va="top", fontsize=8, color="0.3")
-    ax.annotate("note at index 1", xy=(1.5, bottom - 0.25), xytext=(1.5, bottom - 0.6), ha="center", va="top",
+    ax.annotate(lab("note at index 1"), xy=(1.5, bottom - 0.25), xytext=(1.5, bottom - 0.6), ha="center", va="top",
                 fontsize=8, color=CATEGORY_COLOURS["summary"],
                 arrowprops=dict(arrowstyle="->", color=CATEGORY_COLOURS["summary"], linewidth=0.8))
 
 
-def _cut_marks(ax: Axes, result: Any, cut: int | None, n: int, top: float, height: float) -> None:
+def _cut_marks(ax: Axes, result: CompactionResult, cut: int | None, n: int, top: float, height: float) -> None:
     """The cut used (and the simple cut, where it differs) as vertical lines above the input row."""
     if cut is None:
         return
-    naive = getattr(result, "naive_cut", None)
+    naive = result.naive_cut
     marks = []
     if naive is not None and naive != cut:
         marks.append((naive, f"simple cut {naive}", "0.25", "--", "naive_cut"))
@@ -201,7 +213,7 @@ def _cut_marks(ax: Axes, result: Any, cut: int | None, n: int, top: float, heigh
                 va="top", fontsize=8, color=colour)
 
 
-def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+def plot_cut(result: CompactionResult, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """The message array before and after one compaction: a box per message, coloured by role.
 
     ``result`` is a ``CompactionResult`` (from ``compact`` or ``compact_at``). The top
@@ -212,11 +224,11 @@ def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -
     repeats the input and the title gives the reason. Indices are printed under
     the boxes (every fifth one past 40 messages).
     """
-    ax = axes_or_new(ax, (10.0, 3.4))
-    source = list(getattr(result, "source", None) or result.messages)
+    ax = axes_or_new(ax, (8.6, 3.4))  # at most about 9 inches: legible at the course site's width
+    source = list(result.source or result.messages)
     after = list(result.messages)
-    n, compacted = len(source), result.cut is not None
-    cut = result.cut if compacted else None
+    n, cut = len(source), result.cut
+    compacted = cut is not None
     height, top, bottom = 0.8, 2.0, 0.0
     inserted = {id(after[1])} if compacted and len(after) > 1 else set()
 
@@ -233,12 +245,12 @@ def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -
             ax.text(x + 0.5, y - 0.08, str(i), ha="center", va="top", fontsize=6, color="0.35")
 
     for i, m in enumerate(source):
-        box(i, top, m, faded=compacted and 0 < i < cut, gid="before")
+        box(i, top, m, faded=cut is not None and 0 < i < cut, gid="before")
         index_label(i, top, i)
     for j, m in enumerate(after):
         box(j, bottom, m, faded=False, gid="summary" if compacted and j == 1 else "after")
         index_label(j, bottom, j)
-    if compacted:  # bands from where each part was to where it went
+    if cut is not None:  # bands from where each part was to where it went
         _cut_bands(ax, cut, n, top, bottom, height)
     _cut_marks(ax, result, cut, n, top, height)
     handles = [Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in CATEGORIES
@@ -253,6 +265,6 @@ def plot_cut(result: Any, *, ax: Axes | None = None, title: str | None = None) -
     ax.tick_params(axis="y", length=0)
     if title is None:
         title = (f"keep_recent={result.keep_recent}: {cut - 1} dropped, note at index 1, {n - cut} kept"
-                 if compacted else f"no compaction: {result.reason}")
+                 if cut is not None else f"no compaction: {result.reason}")
     ax.set_title(title, fontsize=10)
     return ax

@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.compaction import CompactionResult, compact_at, find_cut, find_cut_backward
 from ..context.history import PROFILES, Problem, check_history
 from ..context.sizing import Meter
@@ -25,7 +26,7 @@ __all__ = ["CutView", "explore_cut", "hand_cut", "cut_frame", "CutExplorer", "cu
 # ================================================================ cut
 
 
-def hand_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = 10, *,
+def hand_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = DEFAULT_BUDGETS.keep_recent, *,
              summary_role: str = "system", summarizer: Summarizer | None = None,
              meter: Callable[[Mapping[str, Any]], int] | None = None) -> CompactionResult:
     """What ``compact`` would return had it cut at ``cut`` (first kept message): no rule applied."""
@@ -83,7 +84,7 @@ class CutView:
                                for p, probs in self.problems.items())
 
 
-def explore_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = 10, *,
+def explore_cut(messages: Sequence[Mapping[str, Any]], cut: int, keep_recent: int = DEFAULT_BUDGETS.keep_recent, *,
                 profile: str = "openai", summary_role: str = "system",
                 summarizer: Summarizer | None = None, meter: Meter | None = None) -> CutView:
     """Cut ``messages`` at ``cut`` by hand and check the history it leaves for every provider."""
@@ -116,9 +117,9 @@ def cut_frame(view: CutView, *, window: int | None = 6):
 class CutExplorer(Explorer):
     """Move the cut with a slider; see the rules' cuts, the table and the legality verdict."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], *, cut: int | None = None, keep_recent: int = 10,
-                 profile: str = "openai", summary_role: str = "system", summarizer: Summarizer | None = None,
-                 window: int = 6) -> None:
+    def __init__(self, messages: Sequence[Mapping[str, Any]], *, cut: int | None = None,
+                 keep_recent: int = DEFAULT_BUDGETS.keep_recent, profile: str = "openai", summary_role: str = "system",
+                 summarizer: Summarizer | None = None, window: int = 6) -> None:
         self.messages = list(messages)
         self.summarizer = summarizer
         self.window = window

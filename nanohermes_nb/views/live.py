@@ -169,7 +169,7 @@ class LiveLedger(Explorer):
         if len(view.ledger.requests):
             t = view.ledger.totals
             plot_ledger(view.ledger, ax=self.ax, max_annotations=self.annotations, caveat=False,
-                        title=f"live: {plural(t.requests, 'request')}, {plural(t.compactions, 'compaction')}")
+                        title=f"live: {plural(t.n_requests, 'request')}, {plural(t.n_compactions, 'compaction')}")
         else:
             self.ax.set_title("live: no request yet")
         self.image.value = render(self.figure, self.image_format, self.dpi)

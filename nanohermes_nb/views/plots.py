@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import matplotlib
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from .._lazy import moved
+from .labels import label as lab
 
 __all__ = [
     "plot_ledger",
@@ -44,12 +45,12 @@ __all__ = [
     "CATEGORY_COLOURS",
 ]
 
-UNIT_LABELS = {
-    "bytes": "bytes of compact JSON",
-    "chars": "characters of compact JSON",
-    "tokens_approx": "tokens, approx.",
-    "cl100k": "cl100k tokens",
-    "o200k": "o200k tokens",
+UNIT_LABELS = {  # figure labels: views/labels.py has their Chinese
+    "bytes": lab("bytes of compact JSON"),
+    "chars": lab("characters of compact JSON"),
+    "tokens_approx": lab("tokens, approx."),
+    "cl100k": lab("cl100k tokens"),
+    "o200k": lab("o200k tokens"),
 }
 CATEGORIES = ("system", "summary", "user", "assistant", "tool", "other")
 CATEGORY_COLOURS = {
@@ -60,7 +61,7 @@ CATEGORY_COLOURS = {
     "tool": "#d62728",
     "other": "#9467bd",
 }
-CAVEAT_MARK = "counterfactual replay (see ledger.caveat)"
+CAVEAT_MARK = lab("counterfactual replay (see ledger.caveat)")
 RATIO_METRICS = ("saving_share", "prefix_reuse_share", "retention")
 SIZE_METRICS = ("peak_request", "cumulative_input", "cumulative_input_no_compaction", "saving", "final_size",
                 "size", "size_before", "size_after")
@@ -113,13 +114,13 @@ def is_ledger(obj: Any) -> bool:
 
 
 def _settings_of(ledger: Any) -> dict:
-    s = ledger.settings
-    out = {"budget": f"budget {s.get('budget'):,}", "keep_recent": f"keep {s.get('keep_recent')}",
-           "unit": s.get("unit", "bytes")}
-    pol = s.get("policy_object")
-    for attr in ("cut", "summary_role"):
-        if hasattr(pol, attr):
-            out[attr] = f"{attr.replace('_', ' ')} {getattr(pol, attr)}"
+    """What may tell ledgers of one policy apart: budget, keep_recent, unit, and the cut and summary role."""
+    out = {"budget": f"budget {ledger.budget:,}", "keep_recent": f"keep {ledger.keep_recent}", "unit": ledger.unit}
+    policy = ledger.settings.policy
+    for option in ("cut", "summary_role"):
+        value = policy.option(option)
+        if value is not None:
+            out[option] = f"{option.replace('_', ' ')} {value}"
     return out
 
 
@@ -162,7 +163,7 @@ def one_unit(units: Sequence[str]) -> str:
 
 def budget_lines(ax: Axes, budgets: Sequence[int], unit: str) -> None:
     for b in sorted(set(int(x) for x in budgets if x is not None)):
-        ax.axhline(b, color="0.25", linestyle="--", linewidth=1, label=f"budget {b:,} {unit}", gid="budget")
+        ax.axhline(b, color="0.25", linestyle="--", linewidth=1, label=lab(f"budget {b:,} {unit}"), gid="budget")
 
 
 def caveat_note(ax: Axes) -> None:
@@ -184,7 +185,7 @@ def finish(ax: Axes, xlabel: str, ylabel: str, title: str | None, legend: str = 
             ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                       borderaxespad=0)
         else:
-            ax.legend(handles, labels, fontsize=8, loc=legend)
+            ax.legend(handles, labels, fontsize=8, loc=cast(Any, legend))  # one of matplotlib's loc names
     return ax
 
 
@@ -229,11 +230,11 @@ def plot_ledger(ledgers: Any, *, ax: Axes | None = None, no_compaction: bool = F
         n = len(hit)
         count = plural(n, "compaction")
         ax.plot(req["request"], req["size"], color=colour, linewidth=1.3,
-                label="request size" if single else f"{label}: {count}", gid="size")
+                label=lab("request size") if single else lab(f"{label}: {count}"), gid="size")
         top = max(top, float(req["size_before"].max()) if len(req) else 0.0)
         if no_compaction:
             ax.plot(req["request"], req["size_no_compaction"], color=colour, linestyle=":", linewidth=1,
-                    alpha=0.7, label="without compaction" if single else f"{label} without compaction",
+                    alpha=0.7, label=lab("without compaction") if single else lab(f"{label} without compaction"),
                     gid="no_compaction")
             top = max(top, float(req["size_no_compaction"].max()) if len(req) else 0.0)
         if not n:
@@ -256,9 +257,9 @@ def plot_ledger(ledgers: Any, *, ax: Axes | None = None, no_compaction: bool = F
         caveat_note(ax)
     if title is None and single:
         t = pairs[0][1].totals
-        title = (f"{pairs[0][0]}: {plural(t.requests, 'request')}, {plural(t.compactions, 'compaction')}, "
-                 f"peak {t.peak_request:,} {unit}")
-    finish(ax, "request (model call)", f"context sent ({unit_label(unit)})", title,
+        title = lab(f"{pairs[0][0]}: {plural(t.n_requests, 'request')}, {plural(t.n_compactions, 'compaction')}, "
+                    f"peak {t.peak_request:,} {unit}")
+    finish(ax, lab("request (model call)"), lab(f"context sent ({unit_label(unit)})"), title,
            "best" if single else "outside")
     ax.set_ylim(0, max([top] + budgets) * (1.45 if annotated else 1.08) or 1)
     return ax
@@ -281,12 +282,12 @@ def plot_cumulative(ledgers: Any, *, ax: Axes | None = None, caveat: bool = True
         t = L.totals
         saving = f"saving {t.saving:,} {unit}, {t.saving_share:.0%}"
         ax.plot(req["request"], req["cumulative_input"], color=f"C{k}", linewidth=1.5,
-                label=f"with compaction ({saving})" if single else f"{label} ({saving})", gid="cumulative")
+                label=lab(f"with compaction ({saving})") if single else lab(f"{label} ({saving})"), gid="cumulative")
         base = tuple(req["cumulative_no_compaction"].tolist())
         if base not in [b for b, _ in baselines]:
             baselines.append((base, label))
             ax.plot(req["request"], req["cumulative_no_compaction"], color="0.45", linestyle="--", linewidth=1.2,
-                    label="without compaction" if single else f"without compaction ({label})",
+                    label=lab("without compaction") if single else lab(f"without compaction ({label})"),
                     gid="no_compaction")
         if single and len(req):
             x = int(req["request"].iloc[-1])
@@ -294,13 +295,13 @@ def plot_cumulative(ledgers: Any, *, ax: Axes | None = None, caveat: bool = True
             if hi > lo:
                 ax.annotate("", xy=(x, lo), xytext=(x, hi),
                             arrowprops={"arrowstyle": "<->", "color": "C2", "linewidth": 1.2})
-                ax.annotate(f"{t.saving:,} {unit}\n({t.saving_share:.0%}) saved", xy=(x, (lo + hi) / 2),
+                ax.annotate(lab(f"{t.saving:,} {unit}\n({t.saving_share:.0%}) saved"), xy=(x, (lo + hi) / 2),
                             xytext=(-6, 0), textcoords="offset points", ha="right", va="center", fontsize=8,
                             color="C2")
     if caveat:
         caveat_note(ax)
     if title is None and single:
-        title = f"{pairs[0][0]}: cumulative input over {pairs[0][1].totals.requests} requests"
+        title = f"{pairs[0][0]}: cumulative input over {pairs[0][1].totals.n_requests} requests"
     return finish(ax, "request (model call)", f"cumulative input ({unit_label(unit)})", title)
 
 
@@ -347,13 +348,13 @@ def _turn_bars(ax: Axes, s: _TurnSeries, k: int, n: int, annotate: bool) -> None
     base = "C0" if single else f"C{k}"
     colours = ["C3" if (single and c) else base for c in compacted]
     bars = ax.bar(x, frame["size"], width=width * 0.95, color=colours, alpha=0.8,
-                  label="size (largest in the turn)" if single else s.label, gid="size")
+                  label=lab("size (largest in the turn)") if single else s.label, gid="size")
     for patch, c in zip(bars, compacted, strict=True):
         if c:
             patch.set_hatch("//")
             patch.set_edgecolor("0.15")
     ax.plot(x, frame["size_after"], linestyle="none", marker="_", markersize=max(4.0, 24.0 / n),
-            markeredgewidth=2, color="0.1", label="size after the turn" if k == 0 else "_nolegend_",
+            markeredgewidth=2, color="0.1", label=lab("size after the turn") if k == 0 else "_nolegend_",
             gid="size_after")
     if annotate:
         for xi, row in zip(x, frame.itertuples(), strict=True):
@@ -366,14 +367,16 @@ def _turn_legend(ax: Axes, items: list[_TurnSeries]) -> None:
     """The legend: one patch per series, the lines drawn, and the hatched compaction patch."""
     single = len(items) == 1
     # proxies: a container's legend entry copies its first bar, which may be a hatched compaction
-    handles, labels = [], []
+    handles: list[Artist] = []
+    labels: list[str] = []
     for k, s in enumerate(items):
         handles.append(Patch(facecolor="C0" if single else f"C{k}", alpha=0.8))
         labels.append("size (largest in the turn)" if single else s.label)
     for line in ax.lines:
-        if not line.get_label().startswith("_"):
+        label = str(line.get_label())
+        if not label.startswith("_"):
             handles.append(line)
-            labels.append(line.get_label())
+            labels.append(label)
     handles.append(Patch(facecolor="C3" if single else "white", edgecolor="0.15", hatch="//"))
     labels.append("compaction in this turn")
     ax.legend(handles, labels, fontsize=8, loc="best")
@@ -410,9 +413,3 @@ def plot_by_turn(data: Any, *, ax: Axes | None = None, budget: int | None = None
     ax.set_ylim(0, (max(tops) if tops else 1.0) * 1.12)
     _turn_legend(ax, items)
     return ax
-
-
-# plot_composition, plot_tool_sizes, plot_cut and plot_sweep live beside this module; the old path still works
-__getattr__ = moved(__name__, {"composition_frame": "context_plots", "plot_composition": "context_plots",
-                               "plot_tool_sizes": "context_plots", "plot_cut": "context_plots",
-                               "plot_sweep": "sweep_plots"})

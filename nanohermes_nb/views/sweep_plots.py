@@ -113,7 +113,7 @@ def plot_sweep(sweep_df: pd.DataFrame, x: str = "budget", y: str | None = "keep_
     fmt = FuncFormatter(lambda v, _p: f"{v:.0%}") if ratio else THOUSANDS
     label = _metric_label(metric, unit, how)
     heat = y is not None and sweep_df[y].dropna().nunique() > 1
-    if heat:
+    if heat and y is not None:
         _heatmap(ax, sweep_df, x, y, metric, how, cmap, fmt, label, unit)
     else:
         _lines(ax, sweep_df, x, hue, metric, how, fmt, label, unit)

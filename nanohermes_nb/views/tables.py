@@ -1,6 +1,6 @@
 """Message tables: one row per message, as a styled pandas table or plain text.
 
-The rows come from ``report.message_rows`` / ``report.compaction_rows`` (the same
+The rows come from ``display.message_rows`` / ``display.compaction_rows`` (the same
 rows the CLI prints), so the notebook and the terminal never disagree. This module
 only turns them into a DataFrame, adds an optional size column in another unit,
 and styles it: row colours by status, a border at the cut and at the naive cut,
@@ -20,10 +20,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..context import display
 from ..context.sizing import UNITS, measure_each
 from ..engine.frames import frame as text_frame
 from ..transcripts.base import printable
-from . import report
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, so the CLI's text tables start fast
     import pandas as pd
@@ -50,8 +50,8 @@ _INDEX_COLUMNS = ("index", "before", "after")
 _NUMERIC = frozenset(_INDEX_COLUMNS) | {"size"}
 _BAR_COLOUR = "#b3cde3"
 _MARKER_BORDERS = {"cut": "2px solid #c77c02", "naive cut": "2px dashed #8e44ad", "rule cut": "2px dotted #0c5460"}
-# report's colours, plus the rule's cut the cut explorer marks beside a hand-placed one
-MARKER_COLOURS = {**report.STATUS_COLOURS, "rule cut": "#d1ecf1"}
+# display's colours, plus the rule's cut the cut explorer marks beside a hand-placed one
+MARKER_COLOURS = {**display.STATUS_COLOURS, "rule cut": "#d1ecf1"}
 
 
 def _unit_column(unit: str | None) -> str | None:
@@ -70,7 +70,7 @@ def _frame(rows: list[dict], columns: Sequence[str], messages: Sequence[Mapping[
         if c in frame:
             frame[c] = frame[c].astype("Int64")  # the summary has no 'before', dropped rows no 'after'
     extra = _unit_column(unit)
-    if extra is not None:
+    if extra is not None and unit is not None:
         frame.insert(frame.columns.get_loc("size") + 1, extra, measure_each(messages, unit))
     return frame
 
@@ -78,7 +78,7 @@ def _frame(rows: list[dict], columns: Sequence[str], messages: Sequence[Mapping[
 def message_frame(messages: Sequence[Mapping[str, Any]], *, unit: str | None = None,
                   width: int = 72) -> pd.DataFrame:
     """One row per message: index, role, size in bytes (and ``unit``), calls, answers, preview."""
-    rows = report.message_rows(messages, width=width)
+    rows = display.message_rows(messages, width=width)
     for r in rows:
         r["index"] = r["before"]
     return _frame(rows, MESSAGE_COLUMNS, messages, unit)
@@ -94,7 +94,7 @@ def compaction_frame(result: Any, *, unit: str | None = None, width: int = 72,
     ``window`` of either cut (a long transcript's table stays readable).
     """
     raw = result.rows()
-    rows = report.compaction_rows(result, width=width)
+    rows = display.compaction_rows(result, width=width)
     if window is not None:
         keep = _near_cuts(raw, result, window)
         raw = [r for k, r in enumerate(raw) if k in keep]
@@ -140,10 +140,10 @@ def _row_styles(row: pd.Series, maxima: Mapping[str, float]) -> list[str]:
 def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
     """A Styler for a message frame: status colours, cut borders, size bars, no index.
 
-    Rows are coloured by ``status`` (``report.STATUS_COLOURS``); the cut row has
+    Rows are coloured by ``status`` (``display.STATUS_COLOURS``); the cut row has
     a solid top border, the naive cut a dashed one, and their ``marker`` cell
     their own colour. Size cells carry a bar proportional to the column's largest.
-    The table carries ``report.NO_MATH`` so MathJax leaves message text alone.
+    The table carries ``display.NO_MATH`` so MathJax leaves message text alone.
     """
     sizes = _size_columns(frame)
     maxima = {c: float(frame[c].max()) if len(frame) else 0.0 for c in sizes}
@@ -169,7 +169,7 @@ def style_frame(frame: pd.DataFrame, caption: str = "") -> Any:
         styler = styler.set_caption(html.escape(caption))
     # message text is data: "$5 and $10" must not be typeset as math by MathJax in notebooks
     # and nbconvert's HTML (tex2jax_ignore for MathJax 2, mathjax_ignore for MathJax 3)
-    return styler.set_table_attributes(f'class="{report.NO_MATH}"')
+    return styler.set_table_attributes(f'class="{display.NO_MATH}"')
 
 
 # ---------------------------------------------------------------- plain text
@@ -211,8 +211,9 @@ def _numeric(cells: Sequence[str], missing: str) -> bool:
 
 
 def _fit_widths(widths: dict[str, int], headers: Mapping[str, str], shown: list[str], width: int,
-                shrink: Sequence[str]) -> None:
-    """Cut the ``shrink`` columns (in order, down to ``_MIN_SHRUNK``), then drop columns from the right."""
+                shrink: Sequence[str], keep: Sequence[str] = ()) -> None:
+    """Cut the ``shrink`` columns (in order, down to ``_MIN_SHRUNK``), then drop columns from the right,
+    the ``keep`` columns last (the last of them first)."""
     def total() -> int:
         return sum(widths[c] for c in shown) + max(len(shown) - 1, 0)
 
@@ -220,18 +221,22 @@ def _fit_widths(widths: dict[str, int], headers: Mapping[str, str], shown: list[
         if c in widths and total() > width:
             widths[c] = max(_MIN_SHRUNK, len(headers.get(c, c)), widths[c] - (total() - width))
     while len(shown) > 1 and total() > width:
-        shown.pop()
+        others = [k for k, c in enumerate(shown[1:], 1) if c not in keep]
+        kept = sorted(range(1, len(shown)), key=lambda k: keep.index(shown[k]) if shown[k] in keep else -1)
+        shown.pop(others[-1] if others else kept[-1])
 
 
 def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
                headers: Mapping[str, str] | None = None, width: int | None = None,
-               shrink: str | Sequence[str] = (), rule: bool = False, missing: str = ""
-               ) -> tuple[list[str], list[str]]:
+               shrink: str | Sequence[str] = (), rule: bool = False, missing: str = "",
+               keep: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """Rows as fixed-width text lines, and the columns left out to fit ``width``.
 
     The one plain-text table of the package. Columns are taken in order while
     they fit ``width`` (None: every column, however wide); the ``shrink`` columns
-    are cut with an ellipsis first. Numbers are right-aligned, text left-aligned,
+    are cut with an ellipsis first, then columns are left out from the right, the
+    ``keep`` ones last (in the reverse of their order there), the first never.
+    Numbers are right-aligned, text left-aligned,
     one space between columns; ``rule`` draws dashes under the header. Every cell
     passes through ``printable``, and a cell is never longer than its column.
     """
@@ -241,7 +246,7 @@ def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
     widths = {c: max([len(headers.get(c, c))] + [len(x) for x in cells[c]]) for c in columns}
     shown = list(columns)
     if width is not None:
-        _fit_widths(widths, headers, shown, width, shrink)
+        _fit_widths(widths, headers, shown, width, shrink, keep)
     right = {c: _numeric(cells[c], missing) for c in shown}
 
     def fit(text: str, c: str) -> str:

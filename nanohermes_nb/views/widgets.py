@@ -37,13 +37,14 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .._lazy import moved
+from ..context.budgets import DEFAULT_BUDGETS
 from ..context.compaction import CUT_DIRECTIONS, SUMMARY_ROLES
 from ..context.sizing import UNITS, Meter
 from ..context.summarizers import Summarizer
 from ..engine.ledger import Ledger, replay
 from ..engine.recorded import RecordedSession
 from ..policies import resolve_policy
+from .labels import ZH_PNG, chinese_png
 from .plots import plot_ledger, plural
 
 __all__ = [
@@ -77,9 +78,9 @@ def totals_line(ledger: Ledger) -> str:
     t = ledger.totals
     unit = ledger.unit
     parts = [
-        plural(t.requests, "request"),
+        plural(t.n_requests, "request"),
         f"peak {t.peak_request:,} {unit} (request {t.peak_request_number})",
-        f"{plural(t.compactions, 'compaction')} ({plural(t.summarizer_calls, 'summarizer call')}, "
+        f"{plural(t.n_compactions, 'compaction')} ({plural(t.summarizer_calls, 'summarizer call')}, "
         f"{t.ineffective_compactions:,} still over budget)",
         f"cumulative input {t.cumulative_input:,} vs {t.cumulative_input_no_compaction:,} without "
         f"(saving {t.saving_share:.0%})",
@@ -91,7 +92,8 @@ def totals_line(ledger: Ledger) -> str:
     return " \u00b7 ".join(parts)
 
 
-def explore_budget(messages: Sequence[Mapping[str, Any]], *, budget: int = 120_000, keep_recent: int = 10,
+def explore_budget(messages: Sequence[Mapping[str, Any]], *, budget: int = DEFAULT_BUDGETS.context_char_budget,
+                   keep_recent: int = DEFAULT_BUDGETS.keep_recent,
                    unit: str = "bytes", summary_role: str = "system", cut: str = "forward",
                    summarizer: Summarizer | None = None, meters: dict | None = None,
                    retention: bool = False) -> BudgetView:
@@ -212,6 +214,7 @@ class Explorer(widgets.VBox):
         out: dict[str, Any] = {"text/html": page}
         if png is not None:
             out["image/png"] = base64.b64encode(png).decode()
+            out[ZH_PNG] = base64.b64encode(chinese_png(figure, dpi=SNAPSHOT_DPI, bbox_inches=None)).decode()
         return out
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
@@ -239,7 +242,8 @@ class Explorer(widgets.VBox):
 class BudgetExplorer(Explorer):
     """Sliders for budget and keep_recent, menus for unit, summary role and cut; the ledger plot."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], *, budget: int | None = None, keep_recent: int = 10,
+    def __init__(self, messages: Sequence[Mapping[str, Any]], *, budget: int | None = None,
+                 keep_recent: int = DEFAULT_BUDGETS.keep_recent,
                  unit: str = "bytes", summary_role: str = "system", cut: str = "forward",
                  summarizer: Summarizer | None = None, figsize: tuple[float, float] = (8.0, 3.4),
                  dpi: int = 80, annotations: int = 8, image_format: str = "svg") -> None:
@@ -252,7 +256,8 @@ class BudgetExplorer(Explorer):
         self._quiet = False
         total = self._total(unit)
         step = _nice_step(total)
-        start = budget if budget is not None else (120_000 if unit == "bytes" and total > 120_000 else total // 2)
+        article = DEFAULT_BUDGETS.context_char_budget  # in bytes: another unit starts half way
+        start = budget if budget is not None else (article if unit == "bytes" and total > article else total // 2)
         self.controls = {
             "budget": widgets.IntSlider(value=start, min=step, max=max(total + step, start), step=step,
                                         description="budget", continuous_update=False,
@@ -327,10 +332,3 @@ class BudgetExplorer(Explorer):
 def budget_explorer(messages: Sequence[Mapping[str, Any]], **options: Any) -> BudgetExplorer:
     """A widget to replay ``messages`` under any budget; see ``BudgetExplorer`` and ``explore_budget``."""
     return BudgetExplorer(messages, **options)
-
-
-# the cut and clamp explorers live beside this module (cut_widgets, clamp_widgets); the old path still works
-__getattr__ = moved(__name__, {
-    **dict.fromkeys(("CutView", "explore_cut", "hand_cut", "cut_frame", "CutExplorer", "cut_explorer"), "cut_widgets"),
-    **dict.fromkeys(("ClampView", "explore_clamp", "ClampExplorer", "clamp_explorer"), "clamp_widgets"),
-})

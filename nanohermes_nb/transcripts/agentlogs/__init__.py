@@ -1,8 +1,9 @@
 """The session logs coding agents write to disk, read as transcripts.
 
 Claude Code (``~/.claude/projects``), Codex CLI (``~/.codex/sessions``), Gemini CLI
-(``~/.gemini/tmp``), GitHub Copilot CLI (``~/.copilot/session-state``) and any-agent
-traces (``gen_ai.*`` span attributes). ``read_agent_log`` is called by
+(``~/.gemini/tmp``), GitHub Copilot CLI (``~/.copilot/session-state``), any-agent
+traces (``gen_ai.*`` span attributes) and Aider's Markdown chat history
+(``.aider.chat.history.md``, no usage). ``read_agent_log`` is called by
 ``load_transcript`` before the strict transcript reader: it recognises a log from its
 content (never its name) and returns None for anything else. A recognised log is read
 leniently: what is sound is kept and ``Transcript.skipped`` says, one line per kind of
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base import Bad, Transcript
+from .aider import AIDER_FORMAT, is_aider_history, read_aider_history
 from .any_agent import is_any_agent, read_any_agent
 from .claude_code import is_claude_code, read_claude_code
 from .codex import is_codex, read_codex
@@ -27,7 +29,7 @@ from .records import Notes, Record, iter_records
 __all__ = ["read_agent_log", "read_agent_document", "sniff_jsonl", "AGENT_FORMATS", "find_sessions",
            "SessionInfo", "iter_agent_log_paths"]
 
-AGENT_FORMATS = ("claude-code", "codex-rollout", "gemini-cli", "copilot-cli", "any-agent-trace")
+AGENT_FORMATS = ("claude-code", "codex-rollout", "gemini-cli", "copilot-cli", "any-agent-trace", AIDER_FORMAT)
 
 Reader = Callable[[list[Record], Notes, str], Transcript]
 _JSONL: tuple[tuple[str, Callable[[dict], bool], Reader], ...] = (
@@ -43,7 +45,8 @@ _LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
 
 def sniff_jsonl(raw: bytes) -> str:
     """The agent whose JSONL log this is ("" if none): the most common among the first records."""
-    start = _LEADING_SPACE.match(raw).end()
+    space = _LEADING_SPACE.match(raw)  # always matches (perhaps nothing)
+    start = space.end() if space else 0
     if raw[start:start + 1] != b"{":  # every agent's log is lines of objects
         return ""
     notes = Notes()
@@ -63,6 +66,8 @@ def read_agent_log(raw: bytes, path: str) -> Transcript | None:
 
     Raises ``Bad`` when it is an agent log but nothing usable is left in it.
     """
+    if is_aider_history(raw):  # Markdown, not JSON: told by its first line
+        return read_aider_history(raw, path)
     agent = sniff_jsonl(raw)
     if not agent:
         return None

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..base import AgentRequest, Message, ReportedUsage, Transcript, tool_call
-from .records import Notes
+from .records import Counts, Notes
 from .thread import Thread
 
 __all__ = ["read_any_agent", "is_any_agent"]
@@ -28,12 +28,18 @@ def is_any_agent(data: Any) -> bool:
             and isinstance(spans[0].get("attributes"), dict) and "role" not in spans[0])
 
 
+def _start_time(span: dict) -> int:
+    """A span's ``start_time`` (0 when it has none that is a whole number): the order spans are read in."""
+    start = span.get("start_time")
+    return start if isinstance(start, int) else 0
+
+
 def read_any_agent(data: dict, path: str) -> Transcript:
     notes = Notes()
     thread = Thread(notes)
     spans = [(k, s) for k, s in enumerate(data["spans"])
              if isinstance(s, dict) and isinstance(s.get("attributes"), dict)]
-    spans.sort(key=lambda ks: ks[1].get("start_time") if isinstance(ks[1].get("start_time"), int) else 0)
+    spans.sort(key=lambda ks: _start_time(ks[1]))
     names: dict[str, str] = {}  # pending call id -> tool name
     for k, span in spans:
         a = span["attributes"]
@@ -80,9 +86,13 @@ def _call_llm(thread: Thread, k: int, span: dict, a: dict, names: dict[str, str]
     start = span.get("start_time")
     prompt, completion = a.get("gen_ai.usage.input_tokens"), a.get("gen_ai.usage.output_tokens")
     usage = None
-    if isinstance(prompt, int) and isinstance(completion, int):
-        raw = {"input_tokens": prompt, "output_tokens": completion}
-        usage = ReportedUsage(prompt_tokens=prompt, completion_tokens=completion, raw=raw, raw_first=raw)
+    counts = Counts(thread.notes, k)
+    if prompt is not None and completion is not None:
+        raw = {"input_tokens": counts.get(a, "gen_ai.usage.input_tokens"),
+               "output_tokens": counts.get(a, "gen_ai.usage.output_tokens")}
+        if not counts.bad:
+            usage = ReportedUsage(prompt_tokens=raw["input_tokens"], completion_tokens=raw["output_tokens"],
+                                  raw=raw, raw_first=raw)
     thread.requests.append(AgentRequest(
         message=index, id=f"span-{k}", time=start / 1e9 if isinstance(start, int) else None,
         model=str(a.get("gen_ai.request.model") or ""), usage=usage))

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..anthropic import anthropic_message
 from ..base import AgentRequest, Bad, Message, ReportedUsage, ToolCompaction, Transcript
-from .records import Notes, Record, epoch, text_of
+from .records import Counts, Notes, Record, epoch, text_of
 from .thread import Thread
 
 __all__ = ["read_claude_code", "is_claude_code", "CLAUDE_TYPES"]
@@ -72,7 +72,7 @@ def read_claude_code(records: list[Record], notes: Notes, path: str) -> Transcri
         main, side = side, []  # a sub-agent's own file (subagents/agent-*.jsonl): its thread is the main one
     kept = _main_thread(main, notes)
     thread = _Builder(notes).run(r for r in main if id(r) in kept)
-    sidechains = [_sidechain(group, path) for group in _by_agent(side)]
+    sidechains = [_sidechain(group, path) for group in _by_agent(side)] + _progress_agents(main, path)
     return Transcript(thread.messages, path=path, format="claude-code", agent="claude_code",
                       requests=thread.requests, compactions=thread.compactions,
                       sidechains=sidechains)
@@ -110,6 +110,22 @@ def _sidechain(records: list[Record], path: str) -> Transcript:
     thread = _Builder(notes).run(records)
     return Transcript(thread.messages, path=path, format="claude-code", agent="claude_code",
                       requests=thread.requests, compactions=thread.compactions, skipped=notes.lines())
+
+
+def _progress_agents(records: list[Record], path: str) -> list[Transcript]:
+    """Sub-agents Claude Code 2.1.x streams into the parent's log as ``progress`` records (``data.type``
+    ``agent_progress``, its ``agentId``, and the sub-agent's own message record in ``data.message``): one
+    transcript each, its path ``<log>#agent-<agentId>``. The sub-agent's last response is not streamed
+    (its usage is only in the parent's tool result), so these threads miss their final request."""
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        data = r.data.get("data")
+        if r.data.get("type") != "progress" or not isinstance(data, dict) or data.get("type") != "agent_progress":
+            continue
+        message, agent = data.get("message"), data.get("agentId")
+        if isinstance(message, dict) and isinstance(agent, str) and message.get("type") in ("user", "assistant"):
+            groups.setdefault(agent, []).append(Record(r.line, message))
+    return [_sidechain(_drop_repeats(group, Notes()), f"{path}#agent-{agent}") for agent, group in groups.items()]
 
 
 def _by_agent(records: list[Record]) -> list[list[Record]]:
@@ -178,8 +194,12 @@ def _previous_message(records: list[Record], k: int) -> int | None:
 
 
 def _starts_branch(data: dict) -> bool:
-    """A user prompt whose parent is on the thread but which is not: an edited turn."""
-    if data.get("type") != "user":
+    """A user prompt whose parent is on the thread but which is not: an edited turn.
+
+    A compaction's summary never is, even off the leaf's chain: a partial compaction (Claude Code 2.1.2xx,
+    ``compactMetadata.preservedSegment``) hangs the records after it off the preserved segment's tail, so
+    the chain from the leaf passes the boundary and its summary by."""
+    if data.get("type") != "user" or data.get("isCompactSummary"):
         return False
     content = data.get("message", {}).get("content") if isinstance(data.get("message"), dict) else None
     return not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
@@ -223,7 +243,8 @@ class _Builder:
             return
         if msg.get("model") == "<synthetic>":
             return
-        message_id = msg.get("id") if isinstance(msg.get("id"), str) else f"line-{r.line}"
+        given = msg.get("id")
+        message_id = given if isinstance(given, str) else f"line-{r.line}"
         content = msg["content"] if isinstance(msg["content"], list) else [{"type": "text", "text": msg["content"]}]
         try:
             converted = anthropic_message({"role": "assistant", "content": content}, "assistant", f"line {r.line}")[0]
@@ -236,7 +257,7 @@ class _Builder:
             index = self._new_assistant(r, msg, message_id, converted, reasoning)
         else:
             _merge(self.thread.messages[index], converted, reasoning)
-            self._update_usage(index, message_id, msg)
+            self._update_usage(index, message_id, msg, r.line)
         self.thread.add_calls(converted, r.line)
 
     def _new_assistant(self, r: Record, msg: dict, message_id: str, converted: Message, reasoning: str) -> int:
@@ -246,15 +267,16 @@ class _Builder:
         index = self.thread.add(converted)
         # calls registered by add_calls after; pending closes only at the next non-tool message
         self.open_ids[message_id] = index
-        usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else None
+        given, model = msg.get("usage"), msg.get("model")
+        usage = given if isinstance(given, dict) else None
         self.first_usage[message_id] = usage or {}
         self.thread.requests.append(AgentRequest(
             message=index, id=message_id, time=epoch(r.data.get("timestamp")),
-            model=msg.get("model") if isinstance(msg.get("model"), str) else "",
-            usage=_usage(usage, usage) if usage else None))
+            model=model if isinstance(model, str) else "",
+            usage=_usage(usage, usage, Counts(self.notes, r.line)) if usage else None))
         return index
 
-    def _update_usage(self, index: int, message_id: str, msg: dict) -> None:
+    def _update_usage(self, index: int, message_id: str, msg: dict, line: int) -> None:
         usage = msg.get("usage")
         if not isinstance(usage, dict):
             return
@@ -262,8 +284,10 @@ class _Builder:
             request = self.thread.requests[k]
             if request.message == index:
                 first = self.first_usage.get(message_id) or usage
+                if request.usage is None and first:  # the first record's usage was refused: stays refused
+                    return
                 self.thread.requests[k] = AgentRequest(request.message, request.id, request.time, request.model,
-                                                       _usage(first, usage))
+                                                       _usage(first, usage, Counts(self.notes, line)))
                 return
 
     # user records: prompts, tool results, the compact summary
@@ -292,7 +316,7 @@ class _Builder:
             return
         for m in converted:
             if m["role"] == "tool":
-                extra = {}
+                extra: dict[str, Any] = {}
                 self.thread.add_result(m["tool_call_id"], m["content"], r.line, extra)
             else:
                 self._flush_compaction(len(self.thread.messages))
@@ -363,15 +387,15 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _count(usage: dict, key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _usage(first: dict, last: dict) -> ReportedUsage:
-    """Anthropic usage: input side from the first record, output from the last."""
-    fresh, write, read = (_count(first, k) for k in _USAGE_KEYS[:3])
+def _usage(first: dict, last: dict, counts: Counts) -> ReportedUsage | None:
+    """Anthropic usage: input side from the first record, output from the last (None when a count is bad)."""
+    fresh, write, read = (counts.get(first, k) for k in _USAGE_KEYS[:3])
+    raw, raw_first = ({k: counts.get(u, k) for k in _USAGE_KEYS} for u in (last, first))
+    creation = first.get("cache_creation")
+    hour = counts.get(creation, "ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
+    if counts.bad:
+        return None
     return ReportedUsage(
         prompt_tokens=fresh + write + read, cached_tokens=read, cache_write_tokens=write,
-        completion_tokens=_count(last, "output_tokens"), reasoning_tokens=0,
-        raw={k: _count(last, k) for k in _USAGE_KEYS}, raw_first={k: _count(first, k) for k in _USAGE_KEYS})
+        completion_tokens=raw["output_tokens"], reasoning_tokens=0, raw=raw, raw_first=raw_first,
+        cache_write_1h_tokens=min(hour, write))

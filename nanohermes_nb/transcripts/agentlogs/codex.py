@@ -21,6 +21,16 @@ Each line is ``{"timestamp", "type", "payload"}``. What becomes messages:
   from) converted to messages as its continuation, NOT added to the messages. The token
   count Codex writes right after (zero usage, ``total_tokens`` = the new context size) is
   its ``post_tokens``; the context of the last request before it is its ``pre_tokens``.
+- A forked session (a sub-agent spawned with ``fork_context``; its ``session_meta`` names
+  ``forked_from_id``) opens on a copy of its parent's records, the parent's ``session_meta``
+  first, before its own turns (codex-rs ``agent/control.rs``: the parent's rollout items become
+  ``InitialHistory::Forked``, persisted into the new file). The copied messages stay (they are
+  the fork's context), but the copied token counts are the parent's requests: they are kept
+  with usage None, counted in ``Transcript.fork``. The fork's own part begins at its first turn,
+  told by the turn id: Codex's turn and thread ids are UUIDv7, whose first 48 bits are the
+  millisecond they were made, so a turn begun after the fork has an id no earlier than the
+  fork's own. Where an id is no UUIDv7, the copy cannot be told apart: nothing is set aside,
+  and a note says so.
 
 Other ``event_msg`` types repeat what the response items hold (``user_message``,
 ``agent_message``, ``exec_command_end`` ...) and are not read; an unknown record or item
@@ -32,8 +42,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..base import AgentRequest, Message, ReportedUsage, ToolCompaction, Transcript, tool_call
-from .records import Notes, Record, epoch, text_of
+from ..base import AgentRequest, Fork, Message, ReportedUsage, ToolCompaction, Transcript, tool_call
+from .records import Counts, Notes, Record, epoch, text_of
 from .thread import Thread
 
 __all__ = ["read_codex", "is_codex", "CODEX_TYPES"]
@@ -61,7 +71,7 @@ def read_codex(records: list[Record], notes: Notes, path: str) -> Transcript:
     reader.finish()
     thread = reader.thread
     return Transcript(thread.messages, path=path, format="codex-rollout", agent="codex_cli",
-                      requests=thread.requests, compactions=thread.compactions)
+                      requests=thread.requests, compactions=thread.compactions, fork=reader.fork.result())
 
 
 class _Reader:
@@ -80,6 +90,7 @@ class _Reader:
         self.early: list[tuple[AgentRequest, int]] = []  # counts seen before their response's items
         self.made: dict[int, tuple[float | None, str]] = {}  # assistant message -> (time, model) when it began
         self.open_compaction: int | None = None  # index in compactions awaiting post_tokens
+        self.fork = _ForkTracker(notes)
         self.line = 0
 
     def record(self, r: Record) -> None:
@@ -93,7 +104,10 @@ class _Reader:
         elif kind == "event_msg":
             if payload.get("type") == "token_count":
                 self.token_count(payload, r)
+            elif payload.get("type") == "task_started":
+                self.fork.turn(payload.get("turn_id"), len(self.thread.messages), r.line)
         elif kind == "turn_context":
+            self.fork.turn(payload.get("turn_id"), len(self.thread.messages), r.line)
             if isinstance(payload.get("model"), str):
                 self.model = payload["model"]
         elif kind == "compacted":
@@ -104,6 +118,7 @@ class _Reader:
             self.notes.add(f"record of unknown type {str(kind)[:40]!r} (a newer Codex?), left out", r.line)
 
     def session_meta(self, payload: dict) -> None:
+        self.fork.session_meta(payload)
         base = payload.get("base_instructions")
         text = base.get("text") if isinstance(base, dict) else base if isinstance(base, str) else None
         if isinstance(text, str) and text and not self.thread.messages:
@@ -121,7 +136,7 @@ class _Reader:
             elif role in ("user", "developer", "system"):
                 self.close_group()
                 self._flush_compaction_place()
-                self.thread.add({"role": role, "content": _input_content(p.get("content"))})
+                self.thread.add_after_results({"role": role, "content": _input_content(p.get("content"))})
             else:
                 self.notes.add(f"message item with unknown role {str(role)[:20]!r}, left out", r.line)
         elif kind == "reasoning":
@@ -132,7 +147,8 @@ class _Reader:
         elif kind in _CALLS:
             self._call(p, r)
         elif kind == "web_search_call":
-            call_id = p.get("id") if isinstance(p.get("id"), str) and p.get("id") else f"web_search_{r.line}"
+            given = p.get("id")
+            call_id = given if isinstance(given, str) and given else f"web_search_{r.line}"
             self._add_call(tool_call(call_id, "web_search", json.dumps(p.get("action") or {}), ""), r)
             self.auto.append(call_id)
         elif kind in _OUTPUTS:
@@ -157,7 +173,8 @@ class _Reader:
     def _call(self, p: dict, r: Record) -> None:
         call_id, kind = p.get("call_id"), p.get("type")
         if not isinstance(call_id, str) or not call_id:
-            call_id = p.get("id") if isinstance(p.get("id"), str) and p.get("id") else f"call_line_{r.line}"
+            given = p.get("id")
+            call_id = given if isinstance(given, str) and given else f"call_line_{r.line}"
         if kind == "function_call":
             name, arguments = p.get("name"), p.get("arguments")
         elif kind == "custom_tool_call":
@@ -208,7 +225,10 @@ class _Reader:
         self.close_group()
         self.last_context = _n(last, "total_tokens") or None
         request = AgentRequest(message=-1, id=f"line-{r.line}", time=epoch(r.data.get("timestamp")),
-                               model=self.model, usage=_usage(last))
+                               model=self.model, usage=_usage(last, Counts(self.notes, r.line)))
+        if self.fork.copying:  # the parent's request, copied with its history: billed in the parent's file
+            self.fork.copied.append(request)
+            request = AgentRequest(request.message, request.id, request.time, request.model, None)
         if self.unbilled:
             self._bill(self.unbilled[-1], request)
         else:  # older Codex (0.39) writes the count before the response's items
@@ -222,7 +242,8 @@ class _Reader:
         self.close_group()
         history = p.get("replacement_history")
         continuation = tuple(_convert_history(history)) if isinstance(history, list) else ()
-        summary = p.get("message") if isinstance(p.get("message"), str) else ""
+        message = p.get("message")
+        summary = message if isinstance(message, str) else ""
         self.thread.compactions.append(ToolCompaction(
             message=-1, time=epoch(r.data.get("timestamp")), trigger="", pre_tokens=self.last_context,
             post_tokens=None, summary=summary, continuation=continuation))
@@ -230,6 +251,8 @@ class _Reader:
 
     def _set_post(self, tokens: int) -> None:
         k = self.open_compaction
+        if k is None:  # nothing awaits its size
+            return
         c = self.thread.compactions[k]
         self.thread.compactions[k] = ToolCompaction(c.message, c.time, c.trigger, c.pre_tokens, tokens or None,
                                                     c.summary, c.continuation)
@@ -265,13 +288,62 @@ class _Reader:
         self.thread.close_pending()
 
 
+def _uuid7_ms(text: Any) -> int | None:
+    """The millisecond a UUIDv7 was made (its first 48 bits), None for anything else."""
+    if not isinstance(text, str) or len(text) != 36 or text[14:15] != "7":
+        return None
+    try:
+        return int(text[:8] + text[9:13], 16)
+    except ValueError:
+        return None
+
+
+class _ForkTracker:
+    """Where a forked rollout's copy of its parent's records ends (see the module docstring)."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self.metas = 0
+        self.parent = ""
+        self.own_ms: int | None = None
+        self.copying = False
+        self.first_own = 0
+        self.copied: list[AgentRequest] = []
+
+    def session_meta(self, payload: dict) -> None:
+        self.metas += 1
+        forked = payload.get("forked_from_id")
+        if self.metas == 1 and isinstance(forked, str) and forked:
+            self.parent, self.own_ms, self.copying = forked[:80], _uuid7_ms(payload.get("id")), True
+            if self.own_ms is None:
+                self.copying = False
+                self.notes.add(f"forked from {self.parent}, but its ids are no UUIDv7: the copied part of the "
+                               "parent's history cannot be told apart, and is counted as this session's", 1)
+
+    def turn(self, turn_id: Any, messages: int, line: int) -> None:
+        """A turn starts (``task_started``, ``turn_context``): the fork's own once its id is no older."""
+        if not self.copying:
+            return
+        started = _uuid7_ms(turn_id)
+        if started is not None and self.own_ms is not None and started >= self.own_ms:
+            self.copying, self.first_own = False, messages
+
+    def result(self) -> Fork | None:
+        if not self.parent or self.own_ms is None:
+            return None
+        return Fork(self.parent, self.first_own, tuple(self.copied))
+
+
 def _n(usage: Any, key: str) -> int:
     value = usage.get(key) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _usage(last: dict) -> ReportedUsage:
-    raw = {k: _n(last, k) for k in _USAGE_KEYS}
+def _usage(last: dict, counts: Counts) -> ReportedUsage | None:
+    """A request's ``last_token_usage`` (None when a count in it is no count)."""
+    raw = {k: counts.get(last, k) for k in _USAGE_KEYS}
+    if counts.bad:
+        return None
     return ReportedUsage(prompt_tokens=raw["input_tokens"], cached_tokens=raw["cached_input_tokens"],
                          cache_write_tokens=0, completion_tokens=raw["output_tokens"],
                          reasoning_tokens=raw["reasoning_output_tokens"], raw=raw, raw_first=raw)

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..base import AgentRequest, Message, ReportedUsage, Transcript, tool_call
-from .records import Notes, Record, epoch, text_of
+from .records import Counts, Notes, Record, epoch, text_of
 from .thread import Thread
 
 __all__ = ["read_copilot", "is_copilot"]
@@ -34,6 +34,7 @@ def read_copilot(records: list[Record], notes: Notes, path: str) -> Transcript:
     thread = Thread(notes)
     model = ""
     metrics: dict = {}
+    metrics_line = 0
     for r in records:
         kind, data = r.data["type"], r.data["data"]
         if kind == "session.start" and isinstance(data.get("selectedModel"), str):
@@ -49,11 +50,11 @@ def read_copilot(records: list[Record], notes: Notes, path: str) -> Transcript:
         elif kind == "tool.execution_complete":
             thread.add_result(data.get("toolCallId"), _result(data.get("result")), r.line)
         elif kind == "session.shutdown" and isinstance(data.get("modelMetrics"), dict):
-            metrics = data["modelMetrics"]
+            metrics, metrics_line = data["modelMetrics"], r.line
         elif not kind.startswith(_KNOWN_PREFIXES):
             notes.add(f"event of unknown type {kind[:40]!r}, left out", r.line)
     thread.close_pending()
-    requests = _with_shutdown_usage(thread.requests, metrics)
+    requests = _with_shutdown_usage(thread.requests, metrics, Counts(notes, metrics_line))
     return Transcript(thread.messages, path=path, format="copilot-cli", agent="copilot_cli", requests=requests)
 
 
@@ -65,7 +66,8 @@ def _assistant(thread: Thread, r: Record, data: dict, model: str) -> None:
     listed = data.get("toolRequests")
     for j, req in enumerate(listed if isinstance(listed, list) else ()):
         if isinstance(req, dict):
-            call_id = req.get("toolCallId") if isinstance(req.get("toolCallId"), str) else f"call_{r.line}_{j}"
+            given = req.get("toolCallId")
+            call_id = given if isinstance(given, str) else f"call_{r.line}_{j}"
             arguments = req.get("arguments")
             text = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
             calls.append(tool_call(call_id, str(req.get("name") or "tool"), text, ""))
@@ -78,7 +80,10 @@ def _assistant(thread: Thread, r: Record, data: dict, model: str) -> None:
                                         model=str(data.get("model") or model), usage=None))
 
 
-def _with_shutdown_usage(requests: list[AgentRequest], metrics: dict) -> list[AgentRequest]:
+_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+
+
+def _with_shutdown_usage(requests: list[AgentRequest], metrics: dict, counts: Counts) -> list[AgentRequest]:
     """Give the shutdown's per-model usage to a request that is the only one of its model."""
     out = []
     for q in requests:
@@ -86,7 +91,12 @@ def _with_shutdown_usage(requests: list[AgentRequest], metrics: dict) -> list[Ag
         same = sum(1 for other in requests if other.model == q.model)
         usage = m.get("usage") if isinstance(m, dict) else None
         if same == 1 and isinstance(usage, dict):
-            raw = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+            counts.bad = False
+            raw = {k: counts.get(usage, k) if k in _COUNTS else v for k, v in usage.items()
+                   if k in _COUNTS or isinstance(v, int) and not isinstance(v, bool)}
+            if counts.bad:
+                out.append(q)
+                continue
             q = AgentRequest(q.message, q.id, q.time, q.model, ReportedUsage(
                 prompt_tokens=raw.get("inputTokens", 0), cached_tokens=raw.get("cacheReadTokens", 0),
                 cache_write_tokens=raw.get("cacheWriteTokens", 0), completion_tokens=raw.get("outputTokens", 0),

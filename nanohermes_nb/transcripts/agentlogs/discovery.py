@@ -5,28 +5,34 @@ when set; it may list several folders, comma-separated), Codex CLI ``~/.codex/se
 (``$CODEX_HOME/sessions``), Gemini CLI ``~/.gemini/tmp`` and Copilot CLI
 ``~/.copilot/session-state``. Folders are searched recursively (Codex files its
 rollouts under ``YYYY/MM/DD``); a file counts when its content says it is an agent log,
-whatever its name. Nothing is written anywhere: files are only opened for reading, and
+whatever its name. Aider keeps its chat history in the project (``.aider.chat.history.md``),
+so a folder searched yields those too: any ``.md`` file, hidden or not, that opens with
+Aider's header. Nothing is written anywhere: files are only opened for reading, and
 no cache or index is left next to a user's logs.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import TranscriptError
+from .aider import is_aider_history
 from .claude_code import is_claude_code
 from .codex import is_codex
 from .copilot import is_copilot
 from .gemini import is_gemini
 from .records import Notes, iter_records
 
-__all__ = ["SessionInfo", "find_sessions", "default_roots", "iter_agent_log_paths", "looks_like_agent_log"]
+__all__ = ["SessionInfo", "find_sessions", "default_roots", "iter_agent_log_paths", "looks_like_agent_log", "read_head",
+           "session_files", "HOME_FOLDERS"]
 
 _HEAD = 1 << 16  # bytes read to tell an agent log from other files
 _SUFFIXES = (".jsonl", ".json")
+_MARKDOWN = ".md"  # Aider's chat history, told by its first line (often the hidden .aider.chat.history.md)
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,9 @@ class SessionInfo:
     end: float | None
     path: str
     skipped: tuple[str, ...] = ()
+    sub_agents: int = 0  # Claude Code sub-agents attributed to this session (subagents.attach)
+    sub_agent_requests: int = 0
+    usage: str = "reported"  # reported, zeros (every count 0: no usage) or none (no request reports usage)
 
 
 def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[Path]:
@@ -56,13 +65,34 @@ def default_roots(env: Mapping[str, str] | None = None, home: Path | None = None
     return [r for r in roots if r.is_dir()]
 
 
+def read_head(path: Path, limit: int = _HEAD) -> bytes | None:
+    """The first ``limit`` bytes of a regular file; None for anything else (a FIFO, a device, a socket, a
+    folder, a file that cannot be read). Opened non-blocking and checked again once open, so a named pipe
+    called ``*.jsonl`` is looked at, never waited on."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since the stat
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def looks_like_agent_log(path: Path) -> bool:
     """True when the first records of the file are an agent's (JSONL logs and Gemini chats)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD)
-    except OSError:
+    head = read_head(path)
+    if not head:
         return False
+    if is_aider_history(head):
+        return True
     if head.lstrip().startswith(b"{") and (b'"projectHash"' in head and b'"messages"' in head
                                            or b'"spans"' in head and b'"gen_ai.' in head):
         return True  # a Gemini chat document, an any-agent trace (both checked in full when read)
@@ -81,24 +111,53 @@ def iter_agent_log_paths(folder: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if name.endswith(_SUFFIXES) and not name.startswith(".") and looks_like_agent_log(path):
+            candidate = name.endswith(_SUFFIXES) and not name.startswith(".") or name.endswith(_MARKDOWN)
+            if candidate and looks_like_agent_log(path):
                 yield path
 
 
-def find_sessions(roots: Iterable[str | os.PathLike[str]] | None = None) -> list[SessionInfo]:
-    """Every agent session under ``roots`` (default: ``default_roots()``), oldest first."""
-    from ..loader import load_transcript
+# inside a folder that is a (backed-up) home: where each agent keeps its sessions
+HOME_FOLDERS = (".claude/projects", ".codex/sessions", ".codex/archived_sessions", ".gemini/tmp",
+                ".copilot/session-state")
 
-    found = []
-    for root in (default_roots() if roots is None else [Path(r) for r in roots]):
-        paths = [root] if root.is_file() else iter_agent_log_paths(root) if root.is_dir() else []
-        for path in paths:
-            try:
-                t = load_transcript(path)
-            except TranscriptError:
-                continue
-            if t.agent:
-                found.append(_info(t, path))
+
+def session_files(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The agent logs of ``roots``: a file as given; a folder searched recursively (hidden folders skipped),
+    and its agents' hidden folders too when it holds them (``DIR/.claude/projects``, ``DIR/.codex/sessions``,
+    ... : a backed-up home). Each file once, in the order found."""
+    seen: set[Path] = set()
+    out = []
+    for root in (Path(r) for r in roots):
+        if root.is_file():
+            found: Iterable[Path] = [root]
+        elif root.is_dir():
+            homes = [root / h for h in HOME_FOLDERS if (root / h).is_dir()]
+            found = [p for folder in (root, *homes) for p in iter_agent_log_paths(folder)]
+        else:
+            found = []
+        for path in found:
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(path)
+    return out
+
+
+def find_sessions(roots: Iterable[str | os.PathLike[str]] | None = None) -> list[SessionInfo]:
+    """Every agent session under ``roots`` (default: ``default_roots()``), oldest first; a Claude Code
+    sub-agent's own file is counted with the session that started it (``subagents.attach``)."""
+    from ..loader import load_transcript
+    from .subagents import attach
+
+    loaded = []
+    for path in session_files(default_roots() if roots is None else roots):
+        try:
+            t = load_transcript(path)
+        except TranscriptError:
+            continue
+        if t.agent:
+            loaded.append(t)
+    found = [_info(t, Path(str(t.path))) for t in attach(loaded)]
     return sorted(found, key=lambda s: (s.start is None, s.start or 0.0, s.path))
 
 
@@ -113,6 +172,20 @@ def _info(t, path: Path) -> SessionInfo:
     except OSError:
         size = 0
     return SessionInfo(agent=t.agent, model=", ".join(sorted(models, key=lambda m: -models[m])), size=size,
-                       requests=len(t.requests), messages=len(t), compactions=len(t.compactions),
+                       requests=len(t.requests), messages=len(t),
+                       compactions=sum(c.trigger != "restart" for c in t.compactions),  # Aider's new runs are none
                        start=min(times) if times else None, end=max(times) if times else None,
-                       path=str(path), skipped=t.skipped)
+                       path=str(path), skipped=t.skipped, sub_agents=len(t.sidechains),
+                       sub_agent_requests=sum(len(s.requests) for s in t.sidechains),
+                       usage=_usage_state(t))
+
+
+def _usage_state(t) -> str:
+    """``reported`` when some request has usage with a token in it; ``zeros`` when every reported usage is
+    all zeros (the log says nothing about its cost); ``none`` when no request reports any."""
+    usages = [q.usage for q in t.requests if q.usage is not None]
+    if not usages:
+        return "none"
+    if all(u.prompt_tokens == 0 and u.completion_tokens == 0 for u in usages):
+        return "zeros"
+    return "reported"

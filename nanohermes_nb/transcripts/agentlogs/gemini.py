@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from ..base import AgentRequest, Message, ReportedUsage, Transcript, tool_call
-from .records import Notes, Record, epoch, text_of
+from .records import Counts, Notes, Record, epoch, text_of
 from .thread import Thread
 
 __all__ = ["read_gemini", "read_gemini_document", "is_gemini", "is_gemini_document"]
@@ -46,12 +46,23 @@ def is_gemini_document(data: Any) -> bool:
 def read_gemini(records: list[Record], notes: Notes, path: str) -> Transcript:
     """The JSONL form: the last copy of each message id, in order of first appearance."""
     latest: dict[Any, Record] = {}
-    for r in records:
+    for r in _documents_expanded(records):
         if "$set" in r.data or "projectHash" in r.data:
             continue
         key = r.data.get("id")
         latest[key if isinstance(key, (str, int)) else ("line", r.line)] = r
     return _build(list(latest.values()), notes, path)
+
+
+def _documents_expanded(records: list[Record]) -> list[Record]:
+    """A chat document written on one line (minified) is a header holding its ``messages``: read them."""
+    out = []
+    for r in records:
+        out.append(r)
+        messages = r.data.get("messages") if "projectHash" in r.data else None
+        if isinstance(messages, list):
+            out.extend(Record(r.line, m) for m in messages if isinstance(m, dict))
+    return out
 
 
 def read_gemini_document(data: dict, path: str) -> Transcript:
@@ -96,7 +107,7 @@ def _assistant(thread: Thread, r: Record) -> None:
     thread.add_calls(message, r.line)
     thread.requests.append(AgentRequest(message=index, id=str(data.get("id") or f"line-{r.line}"),
                                         time=epoch(data.get("timestamp")), model=str(data.get("model") or ""),
-                                        usage=_usage(data.get("tokens"))))
+                                        usage=_usage(data.get("tokens"), Counts(thread.notes, r.line))))
     for j, c in enumerate(calls):
         if "result" in c:
             thread.add_result(_call_id(c, r, j), _result(c.get("result")), r.line)
@@ -125,10 +136,12 @@ def _text(content: Any) -> str:
     return text_of(content) if not isinstance(content, str) else content
 
 
-def _usage(tokens: Any) -> ReportedUsage | None:
+def _usage(tokens: Any, counts: Counts) -> ReportedUsage | None:
     if not isinstance(tokens, dict):
         return None
-    raw = {k: tokens[k] for k in _TOKEN_KEYS if isinstance(tokens.get(k), int) and not isinstance(tokens[k], bool)}
+    raw = {k: counts.get(tokens, k) for k in _TOKEN_KEYS if k in tokens}
+    if counts.bad:
+        return None
     get = raw.get
     return ReportedUsage(prompt_tokens=get("input", 0) + get("tool", 0), cached_tokens=get("cached", 0),
                          completion_tokens=get("output", 0) + get("thoughts", 0),

@@ -17,10 +17,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Record", "Notes", "iter_records", "epoch", "text_of"]
+__all__ = ["Record", "Notes", "iter_records", "epoch", "text_of", "Counts", "MAX_TOKENS", "LATEST_TIME"]
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
+_NUL_ONLY = b"\x00 \t\r\n"
+# A token count above this is no count a provider reports for one request (the largest context windows hold
+# a few million tokens): 10**18 in a log is damage, and priced it would swamp every total.
+MAX_TOKENS = 10**12
+LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a datetime (and a time column) can show
 
 
 @dataclass
@@ -73,6 +78,9 @@ def iter_records(raw: bytes, notes: Notes) -> Iterator[Record]:
         start = end + 1
         if not line.strip():
             continue
+        if not line.strip(_NUL_ONLY):  # space a crash left after the file was preallocated
+            notes.add(f"{len(line):,} NUL bytes (space left by a crash, not a record), left out", number)
+            continue
         yield from _line_records(line, number, last, notes)
 
 
@@ -115,17 +123,25 @@ def _several(text: str, number: int, last: bool, notes: Notes) -> Iterator[Recor
 
 
 def epoch(stamp: Any) -> float | None:
-    """An ISO-8601 time (``2026-02-19T09:56:23.636Z``) or epoch number as epoch seconds."""
+    """An ISO-8601 time (``2026-02-19T09:56:23.636Z``) or epoch number as epoch seconds.
+
+    None for no time, and for a time outside 1970-01-01 .. 9999-12-31 UTC (year 1 or 9999 with a
+    +-14:00 offset, ``1e300``, ``-6.3e10``): no agent wrote a log then, and no time column can show it.
+    """
     try:
         if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
             value = float(stamp)
-            return value / 1000.0 if value > 1e11 else value  # milliseconds
-        if not isinstance(stamp, str) or not stamp:
+            value = value / 1000.0 if value > 1e11 else value  # milliseconds
+        elif not isinstance(stamp, str) or not stamp:
             return None
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00") if stamp.endswith("Z") else stamp)
-        return moment.timestamp() if moment.tzinfo is not None else None
+        else:
+            moment = datetime.fromisoformat(stamp.replace("Z", "+00:00") if stamp.endswith("Z") else stamp)
+            if moment.tzinfo is None:
+                return None
+            value = moment.timestamp()
     except (ValueError, OverflowError, OSError):
         return None
+    return value if 0.0 <= value <= LATEST_TIME else None  # NaN fails both comparisons
 
 
 def text_of(parts: Any) -> str:
@@ -136,3 +152,40 @@ def text_of(parts: Any) -> str:
         return ""
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return "\n".join(texts)
+
+
+class Counts:
+    """A log's usage numbers, checked: a whole number from 0 to ``MAX_TOKENS``, or the request has no usage.
+
+    ``get(usage, key)`` is the count (0 when the key is absent or null, as the agents omit zero fields);
+    a negative count, a fraction, a string, a boolean or a count over ``MAX_TOKENS`` makes ``bad`` true and
+    is noted once per kind with its line, so the request's usage is left out rather than priced wrong.
+    """
+
+    def __init__(self, notes: Notes, line: int) -> None:
+        self.notes, self.line, self.bad = notes, line, False
+        self.noted: set[str] = set()
+
+    def get(self, usage: Any, key: str) -> int:
+        value = usage.get(key) if isinstance(usage, dict) else None
+        if value is None:
+            return 0
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
+            return value
+        if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_TOKENS:
+            return int(value)
+        self.bad = True
+        if key in self.noted:
+            return 0
+        self.noted.add(key)
+        self.notes.add(f"usage {key[:40]!r} {_what_count(value)}, not a token count (a whole number from 0 to "
+                       "10^12): the request's usage left out", self.line)
+        return 0
+
+
+def _what_count(value: Any) -> str:
+    if isinstance(value, bool):
+        return "is a boolean"
+    if isinstance(value, (int, float)):
+        return "is negative" if value < 0 else "is over 10^12" if value > MAX_TOKENS else "is a fraction"
+    return f"is {'a string' if isinstance(value, str) else 'an array' if isinstance(value, list) else 'an object'}"

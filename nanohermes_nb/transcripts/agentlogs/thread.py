@@ -31,6 +31,15 @@ class Thread:
         self.compactions: list[ToolCompaction] = []
         self.pending: dict[str, int] = {}  # call id -> line of the call
         self.answered: set[str] = set()
+        self.deferred: list[Message] = []  # messages logged between calls and their results
+
+    def add_after_results(self, message: Message) -> None:
+        """A message the log wrote while calls were still running (Codex writes an approval note between a
+        call and its output): it goes after their results, as the next request sent it."""
+        if self.pending:
+            self.deferred.append(message)
+        else:
+            self.add(message)
 
     def add(self, message: Message) -> int:
         """Append a non-tool message (closing unanswered calls first); returns its index."""
@@ -53,13 +62,21 @@ class Thread:
         if extra:
             message.update(extra)
         self.messages.append(message)
+        if not self.pending:
+            self._flush_deferred()
         return True
+
+    def _flush_deferred(self) -> None:
+        deferred, self.deferred = self.deferred, []
+        self.messages.extend(deferred)
 
     def close_pending(self) -> None:
         """Answer every call still pending with ``NO_RESULT`` (noted once per call)."""
         if not self.pending:
+            self._flush_deferred()
             return
         for call_id, line in self.pending.items():
             self.notes.add(f"tool call without a recorded result, answered with {NO_RESULT!r}", line)
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT})
         self.pending = {}
+        self._flush_deferred()

@@ -1,8 +1,9 @@
 """Plain renderings of messages and compactions: rows and a small HTML table.
 
-These need nothing beyond the standard library, so the objects' ``_repr_html_``
-can use them; the text table (``views.tables.text_table``, also the CLI's) and the
-richer pandas and matplotlib views build on the same rows.
+These need nothing beyond the standard library, so ``CompactionResult._repr_html_``
+uses them from this layer (``context`` imports nothing above it); the text table
+(``views.tables.text_table``, also the CLI's) and the richer pandas and matplotlib
+views build on the same rows. Until 0.3.0 this module was ``views.report``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..context.messages import text_of
-from ..context.sizing import message_size
+from .messages import text_of
+from .sizing import message_size
 
 __all__ = [
     "preview",
