@@ -279,3 +279,13 @@ def test_the_shared_prefix_is_the_plain_one(transcript, head, start, stop, lo, d
     other = list(view)[:data.draw(st.integers(0, len(view)))] + other  # often a long shared start
     for a, b in ((other, view), (view, other), (view, view), (other, list(view))):
         assert shared_prefix(a, b, lo) == _plain(a, b, lo)
+
+
+def test_a_session_already_cut_into_requests_compares_as_its_file_does():
+    """Notebook 19 hands ``compare_policies`` the ``RecordedSession``s it measured once: the table, the agent's own
+    row (read from the log the session was cut from) included, is the one the file itself gives."""
+    cut = RecordedSession.of(load_transcript(SMALL))
+    by_session = nh.compare_policies({SMALL.name: cut}, budget=30_000, needed_later=True)
+    by_file = nh.compare_policies([SMALL], budget=30_000, needed_later=True)
+    assert "claude_code" in by_session.index
+    assert by_session.equals(by_file)
