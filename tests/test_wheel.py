@@ -80,7 +80,8 @@ def run(bin_dir: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess:
 
 def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     log = build(source_tree(tmp_path / "src"), tmp_path / "dist")
-    assert "deprecat" not in log.lower(), [ln for ln in log.splitlines() if "deprecat" in ln.lower()]
+    warned = [ln for ln in log.splitlines() if "deprecat" in ln.lower() and "_deprecated.py" not in ln]
+    assert not warned, warned  # the build warns of nothing deprecated (the module `_deprecated.py` is not a warning)
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
     twine = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)],
