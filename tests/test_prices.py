@@ -57,7 +57,7 @@ def test_every_model_a_log_names_is_priced_with_a_source_and_a_day() -> None:
     for path in LOGS:
         t = load_transcript(path)
         models |= {q.model for q in t.requests if q.usage is not None and q.model}
-    assert len(models) >= 5
+    assert len(models) >= (5 if SHARED.is_dir() else 3)  # the vendored sample names three models, the corpus more
     for model in models:
         p = price_for_model(model)
         assert p is not None, model
