@@ -114,11 +114,19 @@ def terms_in(text: str, terms: Sequence[str]) -> frozenset:
     return frozenset(found)
 
 
-def message_paths(message: Mapping[str, Any]) -> tuple[str, ...]:
-    """The paths a message mentions (its content, then each tool call's arguments), sorted, interned."""
+def message_paths(message: Mapping[str, Any], by_line: bool = False) -> tuple[str, ...]:
+    """The paths a message mentions (its content, then each tool call's arguments), sorted, interned.
+
+    ``by_line``: each line of each part is looked up on its own (``find_paths`` remembers texts): the
+    same paths, since none holds whitespace; cheaper for the summaries a policy writes at every event,
+    which repeat most of their lines.
+    """
     # part by part: no path crosses the line that would join them, and the content's
     # paths are then the ones the summarizer already found (find_paths remembers)
-    found = {p for part in _text_parts(message) for p in find_paths(part)}
+    parts = _text_parts(message)
+    if by_line:
+        parts = [line for part in parts for line in part.split("\n")]
+    found = {p for part in parts for p in find_paths(part)}
     return tuple(sys.intern(p) for p in sorted(found))
 
 

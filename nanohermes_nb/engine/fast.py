@@ -431,9 +431,10 @@ class RetentionBits:
         self._position: dict[int, int] = {}  # id of a transcript message -> its index
         self._table: list[list[int]] = []  # _table[j][i]: the path masks of transcript[i:i + 2**j] ORed
         self._goals: list[int] = []  # goal messages among transcript[:i]
+        self._built = False  # every transcript message read: any message read later is one a policy wrote
 
     def _entry(self, m: Mapping[str, Any]) -> list:
-        """``[is the goal, path mask, goal-term mask or None]`` of one message, read once."""
+        """``[is the goal, path mask, goal-term mask]`` of one message, each None until first asked."""
         hit = self._by_id.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
@@ -441,7 +442,7 @@ class RetentionBits:
         key = (m.get("role"), content) if isinstance(content, str) and not calls_of(m) else None
         entry = self._by_text.get(key) if key is not None else None
         if entry is None:
-            entry = self._read(m)
+            entry = [None, None, None]
             if key is not None:
                 if len(self._by_text) >= 50_000:
                     self._by_text.clear()
@@ -451,20 +452,33 @@ class RetentionBits:
         self._by_id[id(m)] = (m, entry)
         return entry
 
-    def _read(self, m: Mapping[str, Any]) -> list:
-        is_goal = (isinstance(m, Mapping) and m.get("role") == "user"
-                   and not is_summary_message(m, self.prefixes) and bool(text_of(m).strip()))
-        bits, mask = self._path_bit, 0
-        for p in message_paths(m):
-            bit = bits.get(p)
-            if bit is None:
-                bit = bits[p] = 1 << len(bits)
-            mask |= bit
-        return [is_goal, mask, None]
+    def _paths(self, m: Mapping[str, Any]) -> list:
+        """The entry of ``m`` with whether it is the goal and its path mask read."""
+        e = self._entry(m)
+        if e[1] is None:
+            e[0] = (isinstance(m, Mapping) and m.get("role") == "user"
+                    and not is_summary_message(m, self.prefixes) and bool(text_of(m).strip()))
+            bits, mask = self._path_bit, 0
+            for p in message_paths(m, by_line=self._built):  # once built, a message the policy wrote
+                bit = bits.get(p)
+                if bit is None:
+                    bit = bits[p] = 1 << len(bits)
+                mask |= bit
+            e[1] = mask
+        return e
+
+    def _terms(self, m: Mapping[str, Any]) -> int:
+        """The goal-term mask of ``m``."""
+        e = self._entry(m)
+        if e[2] is None:
+            bits = self._term_bit
+            e[2] = sum(bits[t] for t in message_terms(m, self.terms))
+        return e[2]
 
     def _build(self) -> None:
         """Every transcript message read, the table of ORed masks, the running count of goal messages."""
-        entries = [self._entry(m) for m in self.transcript]
+        entries = [self._paths(m) for m in self.transcript]
+        self._built = True
         self._position = {id(m): i for i, m in enumerate(self.transcript)}
         level = [e[1] for e in entries]
         self._table = [level]
@@ -475,8 +489,12 @@ class RetentionBits:
             span *= 2
         self._goals = list(accumulate((e[0] for e in entries), initial=0))
 
-    def _scan(self, messages: Sequence[Mapping[str, Any]]) -> tuple[bool, int]:
-        """Whether a goal message is among ``messages``, and their path masks ORed."""
+    def _scan(self, messages: Sequence[Mapping[str, Any]], wanted: int = -1) -> tuple[bool, int]:
+        """Whether a goal message is among ``messages``, and their path masks ORed.
+
+        The run of the transcript that ends ``messages`` is read first; the messages before it only
+        while some bit of ``wanted`` is still missing (the kept context of an event is read only until
+        it names every removed path; the goal flag is then not asked)."""
         if not self._table:
             self._build()
         transcript, k = self.transcript, len(messages)
@@ -488,9 +506,11 @@ class RetentionBits:
             level = self._table[j]
             mask = level[p] | level[last + 1 - (1 << j)]
             goal = self._goals[last + 1] > self._goals[p]
-        entry = self._entry
+        read = self._paths
         for i in range(k):
-            e = entry(messages[i])
+            if not wanted & ~mask:
+                break
+            e = read(messages[i])
             goal = goal or e[0]
             mask |= e[1]
         return goal, mask
@@ -514,7 +534,7 @@ class RetentionBits:
     def counts(self, removed: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
         """``(kept, items)`` of ``retention(removed, kept, goal, summary_prefixes=...)`` with this goal."""
         at_stake, lost = self._scan(removed)
-        carried = self._scan(kept)[1]
+        carried = self._scan(kept, lost)[1] if lost else 0
         items, kept_count = lost.bit_count(), (lost & carried).bit_count()
         if at_stake and self.goal:
             items += 1
@@ -522,17 +542,16 @@ class RetentionBits:
         return kept_count, items
 
     def _goal_kept(self, kept: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether ``GOAL_TERM_SHARE`` of the goal's terms are in ``kept`` (read until the answer is known)."""
         if not self.terms:
             goal = self.goal.strip()
             return any(goal in text_of(m) for m in kept)
-        present = 0
+        present, need = 0, len(self.terms)
         for m in kept:
-            e = self._entry(m)
-            if e[2] is None:
-                bits = self._term_bit
-                e[2] = sum(bits[t] for t in message_terms(m, self.terms))
-            present |= e[2]
-        return present.bit_count() / len(self.terms) >= GOAL_TERM_SHARE
+            present |= self._terms(m)
+            if present.bit_count() / need >= GOAL_TERM_SHARE:
+                return True
+        return False
 
 
 # --- everything above, once per recorded transcript -----------------------------------------------------------
