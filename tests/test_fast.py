@@ -220,12 +220,12 @@ def test_retention_counts_by_hand():
     user role (not the goal), paths in tool-call arguments, runs of the transcript that do not end a list,
     a message a policy rewrote inside a run, and the same text written again in a new message."""
     from nanohermes_nb.context.metrics import retention
-    from nanohermes_nb.engine.fast import RetentionBits
+    from nanohermes_nb.engine.retention_bits import RetentionBits
 
     def check(msgs, goal, removed, kept):
         from nanohermes_nb.context.metrics import TextIndex, goal_terms
 
-        bits = RetentionBits(msgs, goal, goal_terms(goal) if goal else [], ("## Summary",))
+        bits = RetentionBits(msgs, goal, TextIndex(goal_terms(goal) if goal else []), ("## Summary",))
         want = retention(removed, kept, goal, TextIndex(goal_terms(goal) if goal else []), ("## Summary",))
         assert bits.counts(removed, kept) == (want.kept, want.items)
         return want

@@ -1,22 +1,17 @@
 """The accelerations: what makes a sweep fast, kept apart from the rules it speeds up.
 
-``context/`` states the rules as the article does: compaction reads the excerpt of
-the dropped messages and asks the summarizer (``compaction.PLAIN_EXCERPTS``); the
-history checker walks a context message by message (``history.HistoryChecker``).
-A sweep replays one transcript under many settings, so the same work recurs.
-This module does it once per recorded transcript and answers the same, faster:
+``context/`` states the rules as the article does: compaction reads the excerpt of the dropped
+messages and asks the summarizer (``compaction.PLAIN_EXCERPTS``); the history checker walks a context
+message by message (``history.HistoryChecker``). A sweep replays one transcript under many settings,
+so the same work recurs. This module does it once per recorded transcript and answers the same, faster
+(``retention_bits`` does the same for the retention score):
 
-- ``TranscriptExcerpts``: an ``ExcerptReader`` over one transcript. A dropped
-  stretch of the transcript is read from excerpt records built once, and the
-  offline summarizer's summary of it from an index of those records
-  (``span_summary``), so a compaction costs what the summary holds, not what it
-  dropped. Summaries are remembered with the transcript, not the summarizer.
-- ``HistoryBaseline``, ``HistoryWalk``, ``ProfileCounts``: the history checker
-  run once over the whole transcript; after an event only what the policy wrote
-  is checked, then the transcript until the checker agrees with the baseline.
-- ``RetentionBits``: the retention score's counts (``metrics.retention``) from bit
-  masks per message (is it the user's goal, which goal terms, which paths), so a
-  sweep's event costs a few integer ORs instead of set work over every path.
+- ``TranscriptExcerpts``: an ``ExcerptReader`` over one transcript. A dropped stretch of the
+  transcript is read from excerpt records built once, and the offline summarizer's summary of it
+  from an index of those records (``span_summary``), so a compaction costs what the summary holds,
+  not what it dropped. Summaries are remembered with the transcript, not the summarizer.
+- ``HistoryBaseline``, ``HistoryWalk``, ``ProfileCounts``: the history checker run once over the whole
+  transcript; after an event, what the policy wrote, then the transcript until it agrees with the baseline.
 - ``SessionCache``: all of it for one recorded transcript, by name.
 
 ``tests/test_fast.py`` holds each equal to the plain code on every corpus transcript.
@@ -27,21 +22,20 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
-from operator import is_
+from itertools import chain
 from typing import Any
 
-from ..context.compaction import Record, ask_summarizer, excerpt_records, is_summary_message, records_of
+from ..context.compaction import Record, ask_summarizer, excerpt_records, records_of
 from ..context.history import HistoryChecker
-from ..context.messages import calls_of, text_of
-from ..context.metrics import GOAL_TERM_SHARE, TextIndex, first_user_goal, goal_terms, message_paths, message_terms
+from ..context.metrics import TextIndex, first_user_goal, goal_terms
 from ..context.needed import IdentifierIndex
 from ..context.probes import ProbeIndex
 from ..context.summarizers import ExtractiveSummarizer, Features, Summarizer, carried_items
 from ..policies.base import summary_prefixes
+from .retention_bits import RetentionBits
 
 __all__ = ["SessionCache", "TranscriptExcerpts", "RecordRun", "RunRecords", "span_summary",
-           "HistoryBaseline", "HistoryWalk", "ProfileCounts", "written_signature", "RetentionBits"]
+           "HistoryBaseline", "HistoryWalk", "ProfileCounts", "written_signature"]
 
 # --- the excerpt of a stretch of the transcript, and its summary --------------------------------------------
 
@@ -400,160 +394,6 @@ def written_signature(messages: Sequence) -> tuple | None:
     return sig
 
 
-# --- the retention score's counts, from bit masks per message ------------------------------------------------
-
-
-class RetentionBits:
-    """``metrics.retention``'s counts (items at stake, items kept) for one transcript's goal, from bit masks.
-
-    A sweep needs only the two counts per event, not the paths in order. Each
-    message is read once into: whether it is a real user message with text (the
-    removed goal), a mask of the paths it names (one bit per distinct path of the
-    transcript) and, when first asked, a mask of the goal terms it holds; they
-    are found as ``retention`` finds them (``message_paths``, ``message_terms``).
-    A message a policy wrote (a new dict at every event, often with the same
-    summary) is remembered by its role and text. What an event removed or kept
-    ends, as a rule, with a run of the transcript's own messages: that run's
-    masks are ORed in one step from a table built once over the transcript
-    (``mask[i:i + 2**j]`` for every ``i`` and ``j``), and the few messages before
-    it one by one. ``tests/test_fast.py`` holds the counts equal to
-    ``retention``'s on every event of the corpus.
-    """
-
-    def __init__(self, transcript: Sequence[Mapping[str, Any]], goal: str, terms: Sequence[str],
-                 summary_prefixes: tuple[str, ...]) -> None:
-        self.transcript = transcript
-        self.goal, self.terms, self.prefixes = goal, tuple(terms), summary_prefixes
-        self._term_bit = {t: 1 << k for k, t in enumerate(self.terms)}
-        self._path_bit: dict[str, int] = {}
-        self._by_id: dict[int, tuple[Mapping[str, Any], list]] = {}  # id -> (message, entry)
-        self._by_text: dict[tuple[Any, str], list] = {}  # (role, content) of a message without calls -> entry
-        self._position: dict[int, int] = {}  # id of a transcript message -> its index
-        self._table: list[list[int]] = []  # _table[j][i]: the path masks of transcript[i:i + 2**j] ORed
-        self._goals: list[int] = []  # goal messages among transcript[:i]
-        self._built = False  # every transcript message read: any message read later is one a policy wrote
-
-    def _entry(self, m: Mapping[str, Any]) -> list:
-        """``[is the goal, path mask, goal-term mask]`` of one message, each None until first asked."""
-        hit = self._by_id.get(id(m))
-        if hit is not None and hit[0] is m:
-            return hit[1]
-        content = m.get("content") if isinstance(m, Mapping) else None
-        key = (m.get("role"), content) if isinstance(content, str) and not calls_of(m) else None
-        entry = self._by_text.get(key) if key is not None else None
-        if entry is None:
-            entry = [None, None, None]
-            if key is not None:
-                if len(self._by_text) >= 50_000:
-                    self._by_text.clear()
-                self._by_text[key] = entry
-        if len(self._by_id) >= 200_000:
-            self._by_id.clear()
-        self._by_id[id(m)] = (m, entry)
-        return entry
-
-    def _paths(self, m: Mapping[str, Any]) -> list:
-        """The entry of ``m`` with whether it is the goal and its path mask read."""
-        e = self._entry(m)
-        if e[1] is None:
-            e[0] = (isinstance(m, Mapping) and m.get("role") == "user"
-                    and not is_summary_message(m, self.prefixes) and bool(text_of(m).strip()))
-            bits, mask = self._path_bit, 0
-            for p in message_paths(m, by_line=self._built):  # once built, a message the policy wrote
-                bit = bits.get(p)
-                if bit is None:
-                    bit = bits[p] = 1 << len(bits)
-                mask |= bit
-            e[1] = mask
-        return e
-
-    def _terms(self, m: Mapping[str, Any]) -> int:
-        """The goal-term mask of ``m``."""
-        e = self._entry(m)
-        if e[2] is None:
-            bits = self._term_bit
-            e[2] = sum(bits[t] for t in message_terms(m, self.terms))
-        return e[2]
-
-    def _build(self) -> None:
-        """Every transcript message read, the table of ORed masks, the running count of goal messages."""
-        entries = [self._paths(m) for m in self.transcript]
-        self._built = True
-        self._position = {id(m): i for i, m in enumerate(self.transcript)}
-        level = [e[1] for e in entries]
-        self._table = [level]
-        span = 1
-        while 2 * span <= len(entries):
-            level = [level[i] | level[i + span] for i in range(len(level) - span)]
-            self._table.append(level)
-            span *= 2
-        self._goals = list(accumulate((e[0] for e in entries), initial=0))
-
-    def _scan(self, messages: Sequence[Mapping[str, Any]], wanted: int = -1) -> tuple[bool, int]:
-        """Whether a goal message is among ``messages``, and their path masks ORed.
-
-        The run of the transcript that ends ``messages`` is read first; the messages before it only
-        while some bit of ``wanted`` is still missing (the kept context of an event is read only until
-        it names every removed path; the goal flag is then not asked)."""
-        if not self._table:
-            self._build()
-        transcript, k = self.transcript, len(messages)
-        goal, mask = False, 0
-        last = self._position.get(id(messages[-1])) if k else None
-        if last is not None and transcript[last] is messages[-1]:  # the run of transcript messages that ends it
-            k, p = self._run_start(messages, last)
-            j = (last + 1 - p).bit_length() - 1
-            level = self._table[j]
-            mask = level[p] | level[last + 1 - (1 << j)]
-            goal = self._goals[last + 1] > self._goals[p]
-        read = self._paths
-        for i in range(k):
-            if not wanted & ~mask:
-                break
-            e = read(messages[i])
-            goal = goal or e[0]
-            mask |= e[1]
-        return goal, mask
-
-    def _run_start(self, messages: Sequence[Mapping[str, Any]], last: int) -> tuple[int, int]:
-        """``(k, p)``: ``messages[k:]`` are ``transcript[p:last + 1]`` and ``messages[k - 1]`` is not
-        ``transcript[p - 1]``. A policy writes few messages, then keeps a run of the transcript: a start
-        among the first three is tried with one comparison of the whole run, else the run is walked back."""
-        transcript, n = self.transcript, len(messages)
-        for k in range(min(n, 3)):
-            p = last - (n - 1 - k)
-            if p >= 0 and messages[k] is transcript[p] and all(map(is_, messages[k:], transcript[p:last + 1])):
-                if k == 0 or p == 0 or messages[k - 1] is not transcript[p - 1]:
-                    return k, p
-                break
-        k, p = n - 1, last
-        while k > 0 and p > 0 and messages[k - 1] is transcript[p - 1]:
-            k, p = k - 1, p - 1
-        return k, p
-
-    def counts(self, removed: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-        """``(kept, items)`` of ``retention(removed, kept, goal, summary_prefixes=...)`` with this goal."""
-        at_stake, lost = self._scan(removed)
-        carried = self._scan(kept, lost)[1] if lost else 0
-        items, kept_count = lost.bit_count(), (lost & carried).bit_count()
-        if at_stake and self.goal:
-            items += 1
-            kept_count += self._goal_kept(kept)
-        return kept_count, items
-
-    def _goal_kept(self, kept: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether ``GOAL_TERM_SHARE`` of the goal's terms are in ``kept`` (read until the answer is known)."""
-        if not self.terms:
-            goal = self.goal.strip()
-            return any(goal in text_of(m) for m in kept)
-        present, need = 0, len(self.terms)
-        for m in kept:
-            present |= self._terms(m)
-            if present.bit_count() / need >= GOAL_TERM_SHARE:
-                return True
-        return False
-
-
 # --- everything above, once per recorded transcript -----------------------------------------------------------
 
 
@@ -571,7 +411,6 @@ class SessionCache:
         self._history: dict[str, HistoryBaseline] = {}
         self._excerpts: TranscriptExcerpts | None = None
         self._goal: tuple[str, TextIndex] | None = None
-        self._retention_bits: dict[tuple[str, ...], RetentionBits] = {}
         self._identifiers: IdentifierIndex | None = None
         self._costs: dict[tuple, Any] = {}  # the members below, each under its own key
 
@@ -599,12 +438,8 @@ class SessionCache:
         return self._goal
 
     def retention_bits(self, prefixes: tuple[str, ...]) -> RetentionBits:
-        """The retention counts over this transcript's goal (``RetentionBits``), per set of summary openings."""
-        bits = self._retention_bits.get(prefixes)
-        if bits is None:
-            goal, index = self.goal()
-            bits = self._retention_bits[prefixes] = RetentionBits(self._messages, goal, index.terms, prefixes)
-        return bits
+        """The retention counts over the transcript's goal (``retention_bits``), per set of summary openings."""
+        return self._once(("retention_bits", prefixes), lambda: RetentionBits(self._messages, *self.goal(), prefixes))
 
     def identifiers(self) -> IdentifierIndex:
         """Where every identifier of the transcript is mentioned (the needed-later book)."""
