@@ -21,7 +21,8 @@ from .sizing import serialize
 from .summarizers import find_paths
 
 __all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal",
-           "context_text", "GOAL_TERM_SHARE", "terms_in", "message_paths", "message_terms"]
+           "context_text", "GOAL_TERM_SHARE", "terms_in", "message_paths", "message_path_set",
+           "message_terms"]
 
 # The goal counts as kept when this share of its distinctive words is still present.
 GOAL_TERM_SHARE = 0.6
@@ -114,8 +115,13 @@ def terms_in(text: str, terms: Sequence[str]) -> frozenset:
     return frozenset(found)
 
 
-def message_paths(message: Mapping[str, Any], by_line: bool = False) -> tuple[str, ...]:
-    """The paths a message mentions (its content, then each tool call's arguments), sorted, interned.
+def message_paths(message: Mapping[str, Any]) -> tuple[str, ...]:
+    """The paths a message mentions (its content, then each tool call's arguments), sorted, interned."""
+    return tuple(sys.intern(p) for p in sorted(message_path_set(message)))
+
+
+def message_path_set(message: Mapping[str, Any], by_line: bool = False) -> set[str]:
+    """The set of paths a message mentions (``message_paths`` unsorted).
 
     ``by_line``: each line of each part is looked up on its own (``find_paths`` remembers texts): the
     same paths, since none holds whitespace; cheaper for the summaries a policy writes at every event,
@@ -126,8 +132,7 @@ def message_paths(message: Mapping[str, Any], by_line: bool = False) -> tuple[st
     parts = _text_parts(message)
     if by_line:
         parts = [line for part in parts for line in part.split("\n")]
-    found = {p for part in parts for p in find_paths(part)}
-    return tuple(sys.intern(p) for p in sorted(found))
+    return {p for part in parts for p in find_paths(part)}
 
 
 def message_terms(message: Mapping[str, Any], terms: Sequence[str]) -> frozenset:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..context.compaction import is_summary_message
 from ..context.messages import calls_of, text_of
-from ..context.metrics import GOAL_TERM_SHARE, TextIndex, message_paths, message_terms
+from ..context.metrics import GOAL_TERM_SHARE, TextIndex, message_path_set, message_terms
 
 __all__ = ["RetentionBits"]
 
@@ -27,7 +27,7 @@ class RetentionBits:
     message is read once into: whether it is a real user message with text (the
     removed goal), a mask of the paths it names (one bit per distinct path of the
     transcript) and, when first asked, a mask of the goal terms it holds; they
-    are found as ``retention`` finds them (``message_paths``, ``message_terms``).
+    are found as ``retention`` finds them (``message_path_set``, ``message_terms``).
     A message a policy wrote (a new dict at every event, often with the same
     summary) is remembered by its role and text. What an event removed or kept
     ends, as a rule, with a run of the transcript's own messages: that run's
@@ -76,7 +76,7 @@ class RetentionBits:
             e[0] = (isinstance(m, Mapping) and m.get("role") == "user"
                     and not is_summary_message(m, self.prefixes) and bool(text_of(m).strip()))
             bits, mask = self._path_bit, 0
-            for p in message_paths(m, by_line=self._built):  # once built, a message the policy wrote
+            for p in message_path_set(m, by_line=self._built):  # once built, a message the policy wrote
                 bit = bits.get(p)
                 if bit is None:
                     bit = bits[p] = 1 << len(bits)
