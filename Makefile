@@ -100,6 +100,7 @@ BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/bench_engine.py $(BENCH_ARGS)
 	$(PY) bench/bench_sweep.py
+	$(PY) bench/bench_sweep_baseline.py
 	$(PY) bench/bench_views.py
 	$(PY) bench/bench_pricing.py
 	$(PY) bench/bench_agent.py
@@ -108,6 +109,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_peer_langchain.py
 	$(PY) bench/bench_peer_openhands.py
 	$(PY) bench/bench_wheel.py
+	$(PY) bench/bench_cli.py
 
 # ccusage (npm, pinned in tools/ccusage/package.json) for the parity tests of the reported usage against
 # what ccusage counts; installed into .tools/npm (git-ignored). Without npm it says so and the tests skip.

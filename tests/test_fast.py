@@ -186,3 +186,67 @@ def test_the_session_cache_is_named_and_travels_empty():
     assert isinstance(copy.cache, SessionCache) and not copy.cache.excerpts().summaries
     assert copy.messages == rec.messages and copy.cache.history("openai").found == rec.cache.history("openai").found
     assert replay(copy, budget=4_000).totals == replay(rec, budget=4_000).totals
+
+
+RETENTION_POLICIES = ["nanohermes", "codex", "hermes_agent", "clear_tool_uses", "observation_masking",
+                      "langchain_summarize", "langchain_trim"]
+
+
+def test_retention_counts_from_bit_masks_equal_the_retention_of_every_event(corpus):
+    """A sweep counts retention from bit masks (``RetentionBits``); on every event of every transcript, under
+    policies that cut, mask or summarize in either role, its counts equal ``retention``'s (the ledger's), and a
+    replay's totals equal the ledger's totals (one session shared by all settings, as in a sweep)."""
+    from nanohermes_nb.policies.base import summary_prefixes
+
+    events = at_stake = 0
+    for path, policy in itertools.product(corpus.files, RETENTION_POLICIES):
+        rec = RecordedSession.of(nh.load_transcript(path))
+        bits = rec.cache.retention_bits(summary_prefixes())
+        size = len(json.dumps(rec.messages))
+        for budget in (max(2_000, size // 6), max(3_000, size // 3)):
+            settings = Settings(budget=budget, policy=policy, profiles=(), prefix_reuse=False)
+            ledger = Replay(rec, settings).ledger()
+            for ev in ledger.compactions:
+                r = ev.retention
+                assert bits.counts(ev.event.removed, ev.context_after) == (r.kept, r.items), (path.name, policy)
+                events += 1
+                at_stake += r.goal_at_stake
+            assert Replay(rec, settings).totals().retention == ledger.totals.retention, (path.name, policy)
+    assert events > 100 and at_stake > 10
+
+
+def test_retention_counts_by_hand():
+    """The bit masks on hand-built cases: a goal with no distinctive word, content as parts, a summary in the
+    user role (not the goal), paths in tool-call arguments, runs of the transcript that do not end a list,
+    a message a policy rewrote inside a run, and the same text written again in a new message."""
+    from nanohermes_nb.context.metrics import retention
+    from nanohermes_nb.engine.retention_bits import RetentionBits
+
+    def check(msgs, goal, removed, kept):
+        from nanohermes_nb.context.metrics import TextIndex, goal_terms
+
+        bits = RetentionBits(msgs, goal, TextIndex(goal_terms(goal) if goal else []), ("## Summary",))
+        want = retention(removed, kept, goal, TextIndex(goal_terms(goal) if goal else []), ("## Summary",))
+        assert bits.counts(removed, kept) == (want.kept, want.items)
+        return want
+
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "src/a.py"}'}}]}
+    goal = "rename the helper in src/a.py and src/b.py"
+    msgs = [{"role": "system", "content": "sys"}, user(goal), call,
+            tool("c1", "def f(): pass  # see lib/c.py"),
+            {"role": "user", "content": [{"type": "text", "text": "also docs/readme.md"}]},
+            assistant("done with src/b.py"), user("## Summary\nsrc/a.py"), assistant("ok lib/c.py")]
+    summary = {"role": "user", "content": "## Summary\nrename helper in src/a.py"}
+    r = check(msgs, goal, msgs[1:5], [msgs[0], summary, *msgs[5:]])
+    assert r.goal_at_stake and r.goal_kept and r.items == 5 and r.kept == 4  # docs/readme.md lost
+    assert check(msgs, goal, msgs[1:5], [msgs[0], *msgs[5:]]).kept == 3  # the goal lost with the summary
+    check(msgs, goal, [summary, *msgs[2:4]], [msgs[0], dict(summary), *msgs[6:]])
+    check(msgs, "?!", msgs[1:4], [msgs[0], *msgs[4:]])  # a goal without a distinctive word: found as text
+    check(msgs, "?!", msgs[1:4], [msgs[0], {"role": "user", "content": "?!"}])
+    check(msgs, "", msgs[1:6], msgs[6:])  # no goal at all
+    masked = [*msgs[1:3], tool("c1", "<MASKED>"), *msgs[4:6]]  # a rewritten message inside a run
+    check(msgs, goal, masked, [msgs[0], *masked, *msgs[6:]])
+    check(msgs, goal, msgs[2:4] + msgs[5:6], msgs[6:7] + msgs[3:4])  # runs not at the end
+    check(msgs, goal, [], msgs)
+    check(msgs, goal, msgs[1:2], [])

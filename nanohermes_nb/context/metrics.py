@@ -21,7 +21,8 @@ from .sizing import serialize
 from .summarizers import find_paths
 
 __all__ = ["Check", "verify_compaction", "Retention", "retention", "TextIndex", "goal_terms", "first_user_goal",
-           "context_text", "GOAL_TERM_SHARE", "terms_in"]
+           "context_text", "GOAL_TERM_SHARE", "terms_in", "message_paths", "message_path_set",
+           "message_terms"]
 
 # The goal counts as kept when this share of its distinctive words is still present.
 GOAL_TERM_SHARE = 0.6
@@ -114,6 +115,31 @@ def terms_in(text: str, terms: Sequence[str]) -> frozenset:
     return frozenset(found)
 
 
+def message_paths(message: Mapping[str, Any]) -> tuple[str, ...]:
+    """The paths a message mentions (its content, then each tool call's arguments), sorted, interned."""
+    return tuple(sys.intern(p) for p in sorted(message_path_set(message)))
+
+
+def message_path_set(message: Mapping[str, Any], by_line: bool = False) -> set[str]:
+    """The set of paths a message mentions (``message_paths`` unsorted).
+
+    ``by_line``: each line of each part is looked up on its own (``find_paths`` remembers texts): the
+    same paths, since none holds whitespace; cheaper for the summaries a policy writes at every event,
+    which repeat most of their lines.
+    """
+    # part by part: no path crosses the line that would join them, and the content's
+    # paths are then the ones the summarizer already found (find_paths remembers)
+    parts = _text_parts(message)
+    if by_line:
+        parts = [line for part in parts for line in part.split("\n")]
+    return {p for part in parts for p in find_paths(part)}
+
+
+def message_terms(message: Mapping[str, Any], terms: Sequence[str]) -> frozenset:
+    """The goal ``terms`` a message contains as whole words (its content, then each tool call's arguments)."""
+    return frozenset().union(*(terms_in(part, terms) for part in _text_parts(message))) if terms else frozenset()
+
+
 @dataclass(frozen=True)
 class Retention:
     """Items at stake in one event and the ones the kept context still carries."""
@@ -159,10 +185,7 @@ class TextIndex:
         hit = self._paths.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        # part by part: no path crosses the line that would join them, and the content's
-        # paths are then the ones the summarizer already found (find_paths remembers)
-        found = {p for part in _text_parts(message) for p in find_paths(part)}
-        paths = tuple(sys.intern(p) for p in sorted(found))
+        paths = message_paths(message)
         self._paths[id(message)] = (message, paths)
         return paths
 
@@ -171,8 +194,7 @@ class TextIndex:
         hit = self._words.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        words = frozenset().union(*(terms_in(part, self.terms) for part in _text_parts(message))) \
-            if self.terms else frozenset()
+        words = message_terms(message, self.terms)
         self._words[id(message)] = (message, words)
         return words
 

@@ -248,6 +248,7 @@ class Meter:
         self._sizer = _sizer(unit)
         self._cache: dict[int, tuple[Message, int]] = {}
         self._texts: dict[str, int] = {}
+        self._written: dict[tuple, int] = {}  # ((key, value), (key, value)) of a two-string message -> size
         if unit in _ENCODINGS:  # a policy's copy of a message keeps most of its strings: each string counted once
             self._sizer = self._tokens
 
@@ -266,7 +267,17 @@ class Meter:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        value = self._sizer(message)
+        # a policy writes a new note message at every event, often with a summary written before: a message
+        # of two strings (its role and its text) is measured once per content, whatever dict holds it
+        key = tuple(message.items()) if type(message) is dict and len(message) == 2 else None
+        if key is not None and all(type(k) is str and type(v) is str for k, v in key):
+            value = self._written.get(key)
+            if value is None:
+                if len(self._written) >= 50_000:
+                    self._written.clear()
+                value = self._written[key] = self._sizer(message)
+        else:
+            value = self._sizer(message)
         self._cache[id(message)] = (message, value)
         return value
 

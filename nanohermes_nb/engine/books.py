@@ -273,15 +273,25 @@ class HistoryBook(Book):
 
 
 class RetentionBook(Book):
-    """For every event: the goal and the dropped paths, and which of them the kept context still carries."""
+    """For every event: the goal and the dropped paths, and which of them the kept context still carries.
+
+    With ``rows`` (a ledger) each event gets its ``Retention`` (the paths by name); a sweep keeps the
+    totals only, so it counts with the transcript's bit masks (``fast.RetentionBits``), the same counts.
+    """
 
     def __init__(self, session: RecordedSession, rows: bool) -> None:
         super().__init__(session, rows)
         self.goal, self.index = session.cache.goal()
         self.prefixes = summary_prefixes()  # a removed summary of any registered policy is not the goal
+        self.bits = None if rows else session.cache.retention_bits(self.prefixes)
         self.kept = self.items = 0
 
     def event(self, k: int, before: Context, after: Context, event: Event) -> dict[str, Any]:
+        if self.bits is not None:
+            kept, items = self.bits.counts(event.removed, after.head)
+            self.kept += kept
+            self.items += items
+            return {}
         ret = retention(event.removed, after.head, self.goal, self.index, self.prefixes)
         self.kept += ret.kept
         self.items += ret.items

@@ -1,19 +1,17 @@
 """The accelerations: what makes a sweep fast, kept apart from the rules it speeds up.
 
-``context/`` states the rules as the article does: compaction reads the excerpt of
-the dropped messages and asks the summarizer (``compaction.PLAIN_EXCERPTS``); the
-history checker walks a context message by message (``history.HistoryChecker``).
-A sweep replays one transcript under many settings, so the same work recurs.
-This module does it once per recorded transcript and answers the same, faster:
+``context/`` states the rules as the article does: compaction reads the excerpt of the dropped
+messages and asks the summarizer (``compaction.PLAIN_EXCERPTS``); the history checker walks a context
+message by message (``history.HistoryChecker``). A sweep replays one transcript under many settings,
+so the same work recurs. This module does it once per recorded transcript and answers the same, faster
+(``retention_bits`` does the same for the retention score):
 
-- ``TranscriptExcerpts``: an ``ExcerptReader`` over one transcript. A dropped
-  stretch of the transcript is read from excerpt records built once, and the
-  offline summarizer's summary of it from an index of those records
-  (``span_summary``), so a compaction costs what the summary holds, not what it
-  dropped. Summaries are remembered with the transcript, not the summarizer.
-- ``HistoryBaseline``, ``HistoryWalk``, ``ProfileCounts``: the history checker
-  run once over the whole transcript; after an event only what the policy wrote
-  is checked, then the transcript until the checker agrees with the baseline.
+- ``TranscriptExcerpts``: an ``ExcerptReader`` over one transcript. A dropped stretch of the
+  transcript is read from excerpt records built once, and the offline summarizer's summary of it
+  from an index of those records (``span_summary``), so a compaction costs what the summary holds,
+  not what it dropped. Summaries are remembered with the transcript, not the summarizer.
+- ``HistoryBaseline``, ``HistoryWalk``, ``ProfileCounts``: the history checker run once over the whole
+  transcript; after an event, what the policy wrote, then the transcript until it agrees with the baseline.
 - ``SessionCache``: all of it for one recorded transcript, by name.
 
 ``tests/test_fast.py`` holds each equal to the plain code on every corpus transcript.
@@ -34,6 +32,7 @@ from ..context.needed import IdentifierIndex
 from ..context.probes import ProbeIndex
 from ..context.summarizers import ExtractiveSummarizer, Features, Summarizer, carried_items
 from ..policies.base import summary_prefixes
+from .retention_bits import RetentionBits
 
 __all__ = ["SessionCache", "TranscriptExcerpts", "RecordRun", "RunRecords", "span_summary",
            "HistoryBaseline", "HistoryWalk", "ProfileCounts", "written_signature"]
@@ -437,6 +436,10 @@ class SessionCache:
             goal = first_user_goal(self._messages, summary_prefixes())
             self._goal = goal, TextIndex(goal_terms(goal))
         return self._goal
+
+    def retention_bits(self, prefixes: tuple[str, ...]) -> RetentionBits:
+        """The retention counts over the transcript's goal (``retention_bits``), per set of summary openings."""
+        return self._once(("retention_bits", prefixes), lambda: RetentionBits(self._messages, *self.goal(), prefixes))
 
     def identifiers(self) -> IdentifierIndex:
         """Where every identifier of the transcript is mentioned (the needed-later book)."""

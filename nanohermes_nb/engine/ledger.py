@@ -223,14 +223,15 @@ class Ledger:
 
 
 def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
-         books: Sequence[Book]) -> tuple[Context, list[LedgerEvent]]:
+         books: Sequence[Book], record: bool = True) -> tuple[Context, list[LedgerEvent]]:
     """The article's agent loop, re-enacted over a recorded session (SPEC 5).
 
     Each request sends the context; the assistant's reply is appended, then, if
     it called tools, their results; then the trigger is checked and, over
     budget, the policy acts. Between two events the context only grows, so the
     loop goes from one trigger to the next and hands each stretch of requests to
-    the books at once.
+    the books at once. ``record`` False (totals only, a sweep) keeps no event records: the books
+    are told of each event all the same.
     """
     context = Context()  # the transcript from messages[0], nothing rewritten yet
     events: list[LedgerEvent] = []
@@ -246,8 +247,12 @@ def walk(session: RecordedSession, policy: Policy, env: PolicyEnv,
             new, event = policy.compact(context.messages(session.messages, stop), env, size)
             if event is not None:
                 after = Context(tuple(new), stop, event.size_after, context.events + 1)
-                found = merge_fields(book.event(over, context, after, event) for book in books)
-                events.append(LedgerEvent(over + 1, session.turn[over], event, after.head, **found))
+                if record:
+                    found = merge_fields(book.event(over, context, after, event) for book in books)
+                    events.append(LedgerEvent(over + 1, session.turn[over], event, after.head, **found))
+                else:
+                    for book in books:
+                        book.event(over, context, after, event)
                 context = after
         request = last + 1
     for book in books:
@@ -305,7 +310,7 @@ class Replay:
     def totals(self) -> Totals:
         """Run the loop keeping totals only (what a sweep needs)."""
         books = self.books(rows=False)
-        walk(self.session, self.policy, self.env(), books)
+        walk(self.session, self.policy, self.env(), books, record=False)
         return Totals.of(merge_fields(b.totals() for b in books))
 
     def ledger(self) -> Ledger:

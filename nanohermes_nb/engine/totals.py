@@ -104,22 +104,31 @@ class Totals:
 
     def as_dict(self, prefix_reuse: bool = True) -> dict:
         """The totals as one sweep row shows them: the columns the books declare (``columns.py``), in order."""
-        cols = total_columns(tuple(self.problems), tuple(self.tokens), prefix_reuse,
-                             self.needed_later_items is not None, self.cost_usd is not None,
-                             probes=self.probe_items is not None)
-        return {c.name: self._value(c) for c in cols}
+        layout = (tuple(self.problems), tuple(self.tokens), prefix_reuse, self.needed_later_items is not None,
+                  self.cost_usd is not None, self.probe_items is not None, tuple(self.probes))
+        plan = _PLANS.get(layout)
+        if plan is None:
+            cols = total_columns(layout[0], layout[1], prefix_reuse, layout[3], layout[4], probes=layout[5])
+            plan = _PLANS[layout] = tuple((c.name, *self._reader(c)) for c in cols)
+        out = {}
+        for name, group, key, digits in plan:
+            value = getattr(self, key) if group is None else getattr(self, group)[key]
+            out[name] = round(value, digits) if digits is not None and value is not None else value
+        return out
 
-    def _value(self, column: Column) -> Any:
+    def _reader(self, column: Column) -> tuple[str | None, str, int | None]:
+        """Where a column's value is: ``(None, field, digits)`` or ``(dict field, key, digits)``.
+
+        A sweep writes thousands of rows of one layout: where each column is read from is worked
+        out once per layout (``_PLANS``), not once per row.
+        """
         name = column.name
-        if name.startswith("problems_") and name[len("problems_"):] in self.problems:
-            return self.problems[name[len("problems_"):]]
-        if name.startswith("cumulative_") and name[len("cumulative_"):] in self.tokens:
-            return self.tokens[name[len("cumulative_"):]]
-        if name.startswith("probe_") and name[len("probe_"):] in self.probes:
-            return self.probes[name[len("probe_"):]]
-        value = getattr(self, _FIELD_OF_COLUMN.get(name, name))
-        return round(value, column.digits) if column.digits is not None and value is not None else value
+        for group, prefix in (("problems", "problems_"), ("tokens", "cumulative_"), ("probes", "probe_")):
+            if name.startswith(prefix) and name[len(prefix):] in getattr(self, group):
+                return group, name[len(prefix):], None
+        return None, _FIELD_OF_COLUMN.get(name, name), column.digits
 
 
+_PLANS: dict[tuple, tuple] = {}  # a row's layout (its dicts' keys and which books) -> how to read each column
 _TOTAL_FIELDS: dict[type, frozenset] = {}  # a Totals class -> its field names (``fields`` is slow to ask)
 _FIELD_OF_COLUMN = {"requests": "n_requests", "compactions": "n_compactions"}  # a count's column -> its field
