@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
 
 BOMB_BYTES = 256 * 1024 * 1024
+POLL_SECONDS = 0.01  # how often a server's loop checks whether it was asked to stop
 
 
 def start_server(host: str, *, get=None, post=None) -> ThreadingHTTPServer:
@@ -50,7 +51,8 @@ def start_server(host: str, *, get=None, post=None) -> ThreadingHTTPServer:
         Handler.do_POST = lambda h: post(h)
     httpd = ThreadingHTTPServer((host, 0), Handler)
     httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # a short poll: shutdown() waits for the loop to look (0.5 s by default, paid by every test that stops a server)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True).start()
     return httpd
 
 

@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from clocks import wait_until
+from clocks import FakeClock, wait_until
+from servers import POLL_SECONDS
 
 from nanohermes_nb.agent.tools.toolbox import (
     TOOL_NAMES,
@@ -414,7 +415,7 @@ class _Site(BaseHTTPRequestHandler):
 def site():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", _Site
     server.shutdown()
@@ -563,15 +564,18 @@ def test_workspace_must_be_a_directory(tmp_path: Path) -> None:
 def hostile():
     from servers import Hostile
 
-    server = Hostile()
+    server = Hostile(drip_every=0.02)  # the drip's pace on a fake clock is its tick
     yield server
     server.close()
 
 
-@pytest.mark.timeout(20)  # the hang guard: a byte every 0.5 s, for ever, would reset a per-read timeout
+@pytest.mark.timeout(20)  # the hang guard: a byte arriving for ever would reset a per-read timeout
 def test_web_fetch_drip_is_cut_at_the_total_timeout(ws: Path, hostile) -> None:
-    out = Tools(ws, web_timeout=1).dispatch("web_fetch", {"url": f"{hostile.url}/drip"})
+    clock = FakeClock(tick=0.05)  # every reading of the deadline (once per byte read) costs 0.05 s on this clock
+    out = Tools(ws, web_timeout=1, clock=clock).dispatch("web_fetch", {"url": f"{hostile.url}/drip"})
     assert out == f"error: timed out fetching {hostile.url}/drip (after 1s)"
+    head = len(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n")
+    assert hostile.sent["/drip"] > head and clock.readings <= 1 / 0.05 + 3  # cut in the body, at the total deadline
 
 
 def test_web_fetch_gzip_bomb_and_nul_bodies_never_reach_the_model(ws: Path, hostile) -> None:
