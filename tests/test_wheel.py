@@ -80,7 +80,9 @@ def run(bin_dir: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess:
 
 def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     log = build(source_tree(tmp_path / "src"), tmp_path / "dist")
-    assert "deprecat" not in log.lower(), [ln for ln in log.splitlines() if "deprecat" in ln.lower()]
+    # no deprecation warning from the build (the module _deprecated.py is named in its file listing: not one)
+    warned = [ln for ln in log.splitlines() if "deprecat" in ln.replace("_deprecated.py", "").lower()]
+    assert not warned, warned
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     (sdist,) = (tmp_path / "dist").glob("*.tar.gz")
     twine = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)],
