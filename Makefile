@@ -37,13 +37,18 @@ git-filter: $(STAMP)
 course: $(STAMP)
 	$(PY) -m nanohermes_nb.course
 
-# The whole test suite, executed notebooks and the browser check included (what CI runs).
+# The whole test suite, executed notebooks and the browser check included (what CI runs): about 8 minutes on 2
+# idle cores. Both test targets run on every core (pytest-xdist; tests of the built course share one worker) and
+# let Python write its bytecode (PYTHONDONTWRITEBYTECODE= : the many subprocesses the tests start import the
+# package compiled once, not each time).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --dist loadgroup
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PYTEST)
 
-# Everything but the slow tier (notebook execution, the browser, many-subprocess tests): about 3 minutes on 2 cores.
+# Everything but the slow tier (notebooks, the browser, the extended corpus, the peer libraries, the big inputs,
+# many-subprocess tests; the markers are in pyproject.toml): about a minute on 2 cores.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # Lint and types, as CI runs them (configured in pyproject.toml): ruff, then mypy over the whole package.
 lint: $(STAMP)

@@ -14,6 +14,7 @@ parametrizes over every file of every corpus.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -103,14 +104,24 @@ def canonical_sha256(messages: Any) -> str:
 def built_course(tmp_path_factory):
     """The whole course executed once per test session and built into its site, as ``make course`` does.
 
-    Returns the site folder (English at its root, Chinese in ``zh/``) and the runs by notebook name.
+    Returns the site folder (English at its root, Chinese in ``zh/``) and the runs by notebook name. Under
+    pytest-xdist the workers share one build: the first to take the lock (a file beside their temporary
+    folders) builds it and records the runs; the others wait for the lock and read that record.
     """
-    from nanohermes_nb.course.build import notebook_paths, run_course
+    from filelock import FileLock
+
+    from nanohermes_nb.course.build import NotebookRun, notebook_paths, run_course
     from nanohermes_nb.course.site import build_site
 
-    out = tmp_path_factory.mktemp("course")
-    runs = run_course(notebook_paths(ROOT / "notebooks"), out / "executed", workers=2, timeout=300)
-    build_site(runs, out / "executed", out / "course", stage_root=out / "site_src")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out, record = shared / "course", shared / "course" / "runs.json"
+    with FileLock(str(shared / "course.lock")):
+        if not record.is_file():
+            runs = run_course(notebook_paths(ROOT / "notebooks"), out / "executed", workers=2, timeout=300)
+            build_site(runs, out / "executed", out / "course", stage_root=out / "site_src")
+            record.write_text(json.dumps([dataclasses.asdict(r) for r in runs]), encoding="utf-8")
+        runs = [NotebookRun(**r) for r in json.loads(record.read_text(encoding="utf-8"))]
     return out / "course", {r.name: r for r in runs}
 
 
@@ -122,14 +133,52 @@ def pytest_configure(config):
             raise pytest.UsageError(f"no transcripts in the {corpus.name} corpus at {corpus.path}")
 
 
-# whole modules in the slow tier (`make test-fast` leaves them out): they execute notebooks or drive a browser;
-# single slow tests elsewhere carry @pytest.mark.slow themselves
-SLOW_MODULES = frozenset({"test_notebooks.py", "test_browser.py", "test_course.py"})
+# The slow tier (`make test-fast` leaves it out, `make test` runs it): each marker names why a test is slow, and
+# every test carrying one also carries `slow`, the one name `make test-fast` deselects (tests/test_tiers.py checks).
+SLOW_TIERS = ("corpus_extended", "peers", "big", "subprocess", "browser", "local_model")
+# whole modules in a tier: they execute notebooks, drive a browser, or run a peer library's harness
+TIER_MODULES = {
+    "test_notebooks.py": "slow", "test_course.py": "slow", "test_browser.py": "browser",
+    "test_peers_hermes.py": "peers", "test_peers_langchain.py": "peers", "test_peers_openhands.py": "peers",
+    "test_peers_aider.py": "peers", "test_wheel.py": "subprocess",
+}
+# the folders beside the checkout whose files feed the extended tier (a test parametrized over one of them is in it)
+EXTENDED_ROOTS = tuple(p.resolve() for p in (ROOT.parent / "shared",) if p.is_dir())
+# tests that must run in one worker under pytest-xdist (`--dist loadgroup`): they share the course built once
+COURSE_GROUP = "course"
+
+
+def _is_extended(value: Any) -> bool:
+    if isinstance(value, Corpus):
+        return value.name == "extended"
+    if isinstance(value, Path):
+        resolved = value.resolve()
+        return any(resolved.is_relative_to(root) for root in EXTENDED_ROOTS)
+    return False
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The slow-tier markers ``item`` carries (its own, its module's, its class's)."""
+    return {m.name for m in item.iter_markers() if m.name in SLOW_TIERS or m.name == "slow"}
+
+
+# every test collected, before `-m` deselects any (tests/test_tiers.py reads it)
+COLLECTED = pytest.StashKey[list]()
 
 
 def pytest_collection_modifyitems(config, items):
+    config.stash[COLLECTED] = list(items)  # a copy: deselection empties the list it is given
     for item in items:
-        if item.path.name in SLOW_MODULES or "built_course" in getattr(item, "fixturenames", ()):
+        tier = TIER_MODULES.get(item.path.name)
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if any(_is_extended(v) for v in params.values()):
+            item.add_marker(pytest.mark.corpus_extended)
+        if "built_course" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group(COURSE_GROUP))
+        if tiers_of(item) - {"slow"}:
             item.add_marker(pytest.mark.slow)
 
 

@@ -584,7 +584,9 @@ def _child(argv: list[str], out: str, err: str) -> None:
 
 
 def run_cli(calls: list[list[str]], folder: str, timeout: float, memory_mb: int | None = None) -> list[dict]:
-    """Run each argv in its own forked process, killed after ``timeout`` seconds.
+    """Run each argv in its own forked process, killed after ``timeout`` seconds (``hung`` in its result).
+
+    A call may also be ``{"argv": [...], "timeout": seconds}``: its own bound instead of ``timeout``.
 
     ``memory_mb`` caps each child's extra address space (RLIMIT_AS, on top of what the
     helper already maps); every result carries the child's peak resident set
@@ -595,7 +597,8 @@ def run_cli(calls: list[list[str]], folder: str, timeout: float, memory_mb: int 
 
     base = _mapped_bytes()
     results = []
-    for k, argv in enumerate(calls):
+    for k, call in enumerate(calls):
+        argv, limit = (call["argv"], float(call["timeout"])) if isinstance(call, dict) else (call, timeout)
         out, err = os.path.join(folder, f"{k}.out"), os.path.join(folder, f"{k}.err")
         started = time.monotonic()
         pid = os.fork()
@@ -609,7 +612,7 @@ def run_cli(calls: list[list[str]], folder: str, timeout: float, memory_mb: int 
             done, raw, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 status = raw
-            elif time.monotonic() - started > timeout:
+            elif time.monotonic() - started > limit:
                 os.kill(pid, 9)
                 _, status, usage = os.wait4(pid, 0)
                 hung = True

@@ -2,9 +2,11 @@
 
 ``Hostile(host)`` serves, by path:
 
-- ``/drip``: a 200 whose body is one byte every 0.5 s, for ever;
-- ``/drip-headers``: the status line, then one header byte every 0.5 s;
+- ``/drip``: a 200 whose body is one byte every ``drip_every`` seconds (0.5), for ever;
+- ``/drip-headers``: the status line, then one header byte every ``drip_every`` seconds;
 - ``/endless``: a body with no length that never ends (bytes sent are counted);
+  ``finished(route)`` is an event set when a trickled route's handler has stopped
+  sending (the client hung up), for a test to wait on instead of sleeping;
 - ``/bomb``: a gzip body that inflates to ``BOMB_BYTES`` (``Content-Encoding: gzip``);
 - ``/loop``: a redirect to itself; ``/to?<url>``: a redirect to ``<url>``;
 - ``/text``, ``/nul``, ``/nul-gzip``, ``/utf16``: small bodies for the text rules;
@@ -28,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
 
 BOMB_BYTES = 256 * 1024 * 1024
+POLL_SECONDS = 0.01  # how often a server's loop checks whether it was asked to stop
 
 
 def start_server(host: str, *, get=None, post=None) -> ThreadingHTTPServer:
@@ -48,7 +51,8 @@ def start_server(host: str, *, get=None, post=None) -> ThreadingHTTPServer:
         Handler.do_POST = lambda h: post(h)
     httpd = ThreadingHTTPServer((host, 0), Handler)
     httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # a short poll: shutdown() waits for the loop to look (0.5 s by default, paid by every test that stops a server)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True).start()
     return httpd
 
 
@@ -85,9 +89,11 @@ def bomb() -> bytes:
 
 
 class Hostile:
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", drip_every: float = 0.5) -> None:
         self.hits: dict[str, int] = {}
         self.sent: dict[str, int] = {}
+        self.drip_every = drip_every
+        self._finished: dict[str, threading.Event] = {}
         self.script: list[tuple[int, dict, str]] = []
         self.requests: list[dict] = []
         self.chat_mode = "script"  # or "drip" / "endless": the chat endpoint misbehaves like those routes
@@ -108,7 +114,13 @@ class Hostile:
 
     # ---- helpers
 
+    def finished(self, route: str) -> threading.Event:
+        """Set when the handler trickling ``route`` has stopped (the client hung up, or the server closed)."""
+        return self._finished.setdefault(route, threading.Event())
+
     def _trickle(self, h: BaseHTTPRequestHandler, route: str, pieces) -> None:
+        done = self.finished(route)
+        done.clear()
         try:
             for piece in pieces:
                 if self.stop.is_set():
@@ -120,6 +132,7 @@ class Hostile:
             pass  # the client hung up
         finally:
             h.close_connection = True
+            done.set()
 
     # ---- routes
 
@@ -131,7 +144,7 @@ class Hostile:
             yield b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n"
             while True:
                 yield b"x"
-                time.sleep(0.5)
+                self.stop.wait(self.drip_every)
         self._trickle(h, "/drip", pieces())
 
     def _drip_headers(self, h: BaseHTTPRequestHandler) -> None:
@@ -139,7 +152,7 @@ class Hostile:
             yield b"HTTP/1.1 200 OK\r\n"
             while True:
                 yield b"X"
-                time.sleep(0.5)
+                self.stop.wait(self.drip_every)
         self._trickle(h, "/drip-headers", pieces())
 
     def _endless(self, h: BaseHTTPRequestHandler) -> None:

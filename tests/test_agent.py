@@ -12,11 +12,11 @@ the ledger. Every test is bounded in time.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from builders import AGENT_POLICY_CASES, agent_workspace, random_turns
 from chat_server import ChatServer, Completion, Raw, tool_message
+from clocks import FakeClock
 
 import nanohermes_nb as nh
 from nanohermes_nb import Agent, ScriptedModel
@@ -209,13 +209,12 @@ def test_a_failed_summary_request_inserts_the_placeholder_and_the_run_goes_on(wo
 
 def test_429_is_retried_honouring_retry_after(workspace):
     script = [Raw(429, '{"error": "slow down"}', {"Retry-After": "1"}), {"role": "assistant", "content": "hi"}]
-    with ChatServer(script) as server, Agent(workspace, model_for(server)) as agent:
-        started = time.monotonic()
+    clock = FakeClock()
+    with ChatServer(script) as server, Agent(workspace, model_for(server, clock=clock, sleep=clock.sleep)) as agent:
         result = agent.run("Hello?")
-        took = time.monotonic() - started
     assert result.ok and result.messages[-1]["content"] == "hi"
     assert len(server.agent_requests) == 2 and server.agent_requests[0] == server.agent_requests[1]
-    assert 0.9 <= took < 10 and len(result.ledger.requests) == 1
+    assert clock.sleeps == [1.0] and len(result.ledger.requests) == 1
 
 
 def test_repeated_500_stops_the_run_with_error_and_keeps_the_session(workspace, tmp_path):

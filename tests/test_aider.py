@@ -153,6 +153,7 @@ def test_the_vendored_history(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.skipif(not SHARED.is_file(), reason="needs ../shared/agentlogs")
+@pytest.mark.corpus_extended
 def test_the_whole_real_history() -> None:
     t = load_transcript(SHARED)
     assert len(t.requests) == 16 and [c.message for c in t.compactions] == [1, 18]
@@ -187,7 +188,7 @@ def _aider_functions() -> dict:
     return found
 
 
-@pytest.mark.slow  # pip download on first use
+@pytest.mark.peers  # aider's own reader, from the wheel pip downloads on first use
 @pytest.mark.parametrize("path", [p for p in (VENDORED, SHARED) if p.is_file()], ids=lambda p: p.name)
 def test_the_messages_are_the_ones_aider_itself_reads_back(path: Path) -> None:
     aider = _aider_functions()

@@ -7,6 +7,7 @@ bad usage, and the API key read from the environment only, never shown.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -15,8 +16,10 @@ import sys
 
 import pytest
 from chat_server import ChatServer, Raw, tool_message
+from clocks import FakeClock
 
 from nanohermes_nb import load_transcript
+from nanohermes_nb.agent import models
 from nanohermes_nb.cli import main
 
 pytestmark = pytest.mark.timeout(120)
@@ -118,7 +121,11 @@ def test_a_bad_key_in_the_environment_is_refused_without_showing_it(workspace, t
 @pytest.mark.parametrize("answer", [Raw(503, "busy", {"Retry-After": "\u00b2"}),  # "²".isdigit(), float() fails
                                     Raw(307, "", {"Location": "javascript:alert(1)"})],  # httpx.InvalidURL
                          ids=["retry-after-superscript", "redirect-to-javascript"])
-def test_a_reply_the_client_chokes_on_stops_the_run_and_keeps_the_session(workspace, tmp_path, capsys, answer):
+def test_a_reply_the_client_chokes_on_stops_the_run_and_keeps_the_session(workspace, tmp_path, capsys, answer,
+                                                                          monkeypatch):
+    clock = FakeClock()  # the CLI's model, on a fake clock: its back-off (0.5 s, then 1 s) costs nothing
+    monkeypatch.setattr(models, "OpenAICompatibleModel",
+                        functools.partial(models.OpenAICompatibleModel, clock=clock, sleep=clock.sleep))
     out = tmp_path / "s.json"
     with ChatServer([tool_message("Reading.", ("read_file", {"path": "notes.txt"})), answer], repeat=True) as server:
         code = main(["run", "Read it.", "--workspace", str(workspace), "-o", str(out), "--base-url", server.url,
@@ -128,6 +135,7 @@ def test_a_reply_the_client_chokes_on_stops_the_run_and_keeps_the_session(worksp
     data = json.loads(out.read_text(encoding="utf-8"))
     assert [m["role"] for m in data["messages"]] == ["system", "user", "assistant", "tool"]
     assert data["nanohermes_run"]["error"].startswith("request 2 failed")
+    assert clock.sleeps == ([0.5, 1.0] if answer.status == 503 else [])
 
 
 class _BrokenModel:

@@ -17,6 +17,7 @@ import json
 import pytest
 from builders import agent_workspace
 from chat_server import ChatServer, Completion, Raw, tool_message
+from clocks import FakeClock
 
 import nanohermes_nb as nh
 from nanohermes_nb import context_size
@@ -234,17 +235,21 @@ def test_a_usage_that_is_not_an_object_is_no_usage(workspace):
 
 def test_a_503_whose_retry_after_is_a_superscript_digit_ends_the_run_with_an_error(workspace):
     # "²".isdigit() is True and float("²") raises: the header must read as absent (back off 0.5 s, 1 s)
+    clock = FakeClock()
     with ChatServer([Raw(503, "busy", {"Retry-After": "\u00b2"})], repeat=True) as server, \
-            Agent(workspace, model_for(server, max_tries=3)) as agent:
+            Agent(workspace, model_for(server, max_tries=3, clock=clock, sleep=clock.sleep)) as agent:
         result = agent.run("Hello?")
     assert result.error.startswith("request 1 failed: HTTP 503") and len(server.requests) == 3
+    assert clock.sleeps == [0.5, 1.0]
 
 
 def test_a_503_with_a_bad_retry_after_is_still_retried(workspace):
     script = [Raw(503, "busy", {"Retry-After": "\u00b2"}), "fine"]
-    with ChatServer(script) as server, Agent(workspace, model_for(server)) as agent:
+    clock = FakeClock()
+    with ChatServer(script) as server, Agent(workspace, model_for(server, clock=clock, sleep=clock.sleep)) as agent:
         result = agent.run("Hello?")
     assert result.ok and result.messages[-1]["content"] == "fine" and len(server.requests) == 2
+    assert clock.sleeps == [0.5]
 
 
 @pytest.mark.parametrize("location", ["javascript:alert(1)", "javascript:alert(document.cookie)//", "http://[::1"])

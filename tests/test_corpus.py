@@ -48,6 +48,7 @@ def test_the_environment_names_the_extended_corpus_and_a_wrong_name_is_an_error(
         find_corpora(root, {ENV: str(tmp_path / "missing")})
 
 
+@pytest.mark.subprocess  # a nested pytest
 def test_a_run_without_the_extended_corpus_passes_and_says_so_in_one_line(tmp_path):
     """A real pytest run from a copy of the tests with no shared folder beside it."""
     clone = tmp_path / "clone"

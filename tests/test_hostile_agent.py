@@ -15,13 +15,13 @@ import os
 import re
 import shutil
 import signal
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import servers
+from clocks import FakeClock, wait_until
 from hostile_limits import isolated
 
 from nanohermes_nb.agent.memory import BLOCK_END, BLOCK_START, MemoryStore, MemoryStoreError, render_block, set_block
@@ -93,12 +93,12 @@ def _fetch(tmp_path: Path, url: str, web_timeout: float) -> Any:
 def test_every_hostile_page_gets_the_tools_own_answer_within_its_deadline(site: str, tmp_path: Path,
                                                                            name: str) -> None:
     limit = 5.0
-    outcome = isolated(lambda: _fetch(tmp_path, f"{site}/{name}", limit), timeout=limit + 25, memory_mb=1024)
+    # the deadline covers fetching and parsing: the child is killed (hung) past it, with slack for a machine
+    # shared by many
+    outcome = isolated(lambda: _fetch(tmp_path, f"{site}/{name}", limit), timeout=limit + 3, memory_mb=1024)
     assert not outcome.hung and not outcome.error, str(outcome)
     answer = outcome.value
     assert isinstance(answer, str) and not CRASH.search(answer), str(outcome)
-    # the deadline covers fetching and parsing; the slack is for a machine shared by many
-    assert outcome.seconds < limit + 3, str(outcome)
     assert outcome.peak_mb < 400, str(outcome)
     if name == "to_bad_port":  # httpx takes the port as it comes; the connection is refused
         assert answer.startswith(f"error: could not connect to {site}/to_bad_port"), answer
@@ -109,10 +109,10 @@ def test_every_hostile_page_gets_the_tools_own_answer_within_its_deadline(site: 
 
 
 def test_the_issues_pages_turn_into_text(site: str, tmp_path: Path) -> None:
+    # an unfinished tag is no text; it took 24 s once: the child is killed (hung) past 5 s, a hang guard
+    outcome = isolated(lambda: _fetch(tmp_path, f"{site}/issue_a_48k", 20), timeout=5)
+    assert not outcome.hung and outcome.value == "", str(outcome)
     with Tools(tmp_path, web_timeout=20) as tools:
-        started = time.monotonic()
-        assert tools.run("web_fetch", {"url": f"{site}/issue_a_48k"}) == ""  # an unfinished tag is no text
-        assert time.monotonic() - started < 5  # was 24 s (a hang guard, not a speed target)
         assert tools.run("web_fetch", {"url": f"{site}/issue_bang_bracket"}) == "x"
         for charset in ("idna", "undefined", "punycode"):  # not page encodings: read as UTF-8
             assert tools.run("web_fetch", {"url": f"{site}/issue_charset_{charset}"}).startswith("caf\u00e9 \ufffd")
@@ -122,17 +122,22 @@ def test_the_issues_pages_turn_into_text(site: str, tmp_path: Path) -> None:
 
 def test_the_deadline_covers_turning_the_page_into_text(site: str, tmp_path: Path) -> None:
     page = PAGES["tags_at_cap"][2]
+    clock = FakeClock(tick=0.01)  # turning this page into text reads the clock about 800 times (every 512 steps)
     with pytest.raises(ParseDeadline):
-        web_text(page, "text/html", None, time.monotonic() + 0.05)
-    # the deadline is a fraction of what turning this page into text takes on this machine
-    # (a fixed 0.5 s passed unnoticed on a fast one), so the fetch cannot finish in time
-    started = time.monotonic()
-    web_text(page, "text/html", None)
-    limit = float(f"{max(0.01, min(0.5, (time.monotonic() - started) / 4)):.2g}")
-    outcome = isolated(lambda: _fetch(tmp_path, f"{site}/tags_at_cap", limit), timeout=30)
+        web_text(page, "text/html", None, clock() + 0.05, clock)
+    assert clock.readings < 20  # ended at the deadline, not at the end of the page
+    # on a clock that ticks 0.5 ms a reading, the 0.4 s deadline allows 800 readings: the fetch of the 2 MiB page
+    # takes about 80, its text about 800 more, so the deadline passes while the page is being turned into text
+    limit, ticking = 0.4, FakeClock(tick=0.0005)
+
+    def fetch() -> Any:
+        with Tools(tmp_path, web_timeout=limit, clock=ticking) as tools:
+            return tools.run("web_fetch", {"url": f"{site}/tags_at_cap"})
+
+    outcome = isolated(fetch, timeout=30)
     assert not outcome.hung, str(outcome)
-    assert outcome.value.startswith(f"error: timed out fetching {site}/tags_at_cap (after {limit:g}s"), str(outcome)
-    assert outcome.seconds < 3, str(outcome)
+    assert outcome.value == (f"error: timed out fetching {site}/tags_at_cap (after {limit:g}s, "
+                             "while turning the page into text)"), str(outcome)
 
 
 # ---------------------------------------------------------------- the workspace read before any cap
@@ -170,10 +175,10 @@ WORKSPACES = ["fifo:NANOHERMES.md", "zero:NANOHERMES.md", "sparse:AGENTS.md",  #
 def test_a_hostile_workspace_file_costs_at_most_its_cap(tmp_path: Path, name: str) -> None:
     ws = _workspace(tmp_path, name)
     home = tmp_path / "home"
-    outcome = isolated(lambda: system_content(SystemConfig(ws, home=home)), timeout=20, memory_mb=512)
-    assert not outcome.hung and not outcome.error, str(outcome)
+    outcome = isolated(lambda: system_content(SystemConfig(ws, home=home)), timeout=10, memory_mb=512)
+    assert not outcome.hung and not outcome.error, str(outcome)  # killed past 10 s: the hang guard
     text = outcome.value
-    assert outcome.seconds < 10 and outcome.peak_mb < 100, str(outcome)
+    assert outcome.peak_mb < 100, str(outcome)
     if name == "sparse:AGENTS.md":
         assert "=== Project guidance (AGENTS.md) ===\n# rules\nuse tabs\n" in text
         assert text.endswith("\u2026 project guidance truncated")
@@ -203,10 +208,10 @@ def test_skills_that_are_pipes_or_giants(tmp_path: Path) -> None:
         skills = load_skills(tmp_path)
         return [s.name for s in skills] + [skill_body(skills[0])[-60:]]
 
-    outcome = isolated(both, timeout=20, memory_mb=512)
-    assert not outcome.hung and not outcome.error, str(outcome)
+    outcome = isolated(both, timeout=10, memory_mb=512)
+    assert not outcome.hung and not outcome.error, str(outcome)  # killed past 10 s: the hang guard
     assert outcome.value[0] == "giant" and "skill body truncated (more than" in outcome.value[1], str(outcome)
-    assert outcome.seconds < 10 and outcome.peak_mb < 100, str(outcome)
+    assert outcome.peak_mb < 100, str(outcome)
     open_fm = tmp_path / "open"
     open_fm.mkdir()
     (open_fm / "SKILL.md").write_text("---\nname: open\n" + "# more front matter\n" * 5_000)
@@ -238,10 +243,12 @@ def _marked(tag: str) -> list[int]:
 def _left_within(tag: str, seconds: float) -> list[int]:
     """Processes whose command line holds ``tag`` seen alive at any moment during ``seconds``."""
     seen: list[int] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        seen = seen or _marked(tag)
-        time.sleep(0.05)
+
+    def leftover() -> bool:
+        seen.extend(_marked(tag))
+        return bool(seen)
+
+    wait_until(leftover, seconds, every=0.05)  # a leftover ends the watch at once
     for pid in seen + _marked(tag):
         try:
             os.kill(pid, signal.SIGKILL)
@@ -360,13 +367,13 @@ def test_hostile_patterns_paths_and_arguments_get_one_clear_line(tmp_path: Path,
         with Tools(tmp_path) as tools:
             return tools.run(tool, args)
 
-    outcome = isolated(call, timeout=20, memory_mb=512)
+    outcome = isolated(call, timeout=10, memory_mb=512)  # killed past 10 s: a hang guard on a shared machine
     assert not outcome.hung and not outcome.error, str(outcome)
     answer = outcome.value
     assert not CRASH.search(answer), str(outcome)
     if answer.startswith("error:"):
         assert "\n" not in answer and len(answer) < 1_000, str(outcome)
-    assert outcome.seconds < 10 and outcome.peak_mb < 200, str(outcome)  # a hang guard on a shared machine
+    assert outcome.peak_mb < 200, str(outcome)
 
 
 def test_the_issues_patterns_and_paths_say_what_is_wrong(tmp_path: Path) -> None:
@@ -456,10 +463,10 @@ def test_a_hand_edited_store_is_searched_within_the_caps(tmp_path: Path, case: s
 def test_a_sparse_store_is_refused_without_reading_it(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     _sparse(path, 3 << 30, b'{"version": 1, "entries": [')
-    outcome = isolated(lambda: len(MemoryStore(path)), timeout=20, memory_mb=256)
-    assert outcome.error.startswith("MemoryStoreError: "), str(outcome)
+    outcome = isolated(lambda: len(MemoryStore(path)), timeout=5, memory_mb=256)  # killed past 5 s: the hang guard
+    assert not outcome.hung and outcome.error.startswith("MemoryStoreError: "), str(outcome)
     assert "more than a store of 500 entries can need" in outcome.error
-    assert outcome.seconds < 5 and outcome.peak_mb < 20, str(outcome)
+    assert outcome.peak_mb < 20, str(outcome)
     with pytest.raises(MemoryStoreError, match="the file was left untouched"):
         MemoryStore(path).add("fact", "x")
     assert path.stat().st_size == 3 << 30

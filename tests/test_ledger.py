@@ -159,6 +159,7 @@ def test_input_not_mutated():
     assert json.dumps(msgs) == before
 
 
+@pytest.mark.big
 def test_50mb_transcript_loads_and_replays_within_a_few_copies(tmp_path):
     import gc
     import tracemalloc

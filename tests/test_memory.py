@@ -6,10 +6,11 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
+from clocks import wait_until
 
 from nanohermes_nb.agent.memory import (
     BLOCK_END,
@@ -319,6 +320,7 @@ def fast_dir(tmp_path: Path):
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.subprocess
 def test_two_processes_adding_1000_entries_each_lose_nothing(fast_dir: Path) -> None:
     path = fast_dir / "memory.json"
     writers = [subprocess.Popen([sys.executable, "-c", _ADDER, str(path), name, "1000"]) for name in ("A", "B")]
@@ -345,10 +347,7 @@ def test_a_killed_writer_blocks_nobody_and_its_temp_file_is_removed(tmp_path: Pa
     before = path.read_bytes()
     writer = subprocess.Popen([sys.executable, "-c", _STUCK, str(path), str(ready)])
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert ready.exists()
+        assert wait_until(ready.exists, 30)
     finally:
         writer.kill()  # SIGKILL while it holds the lock with its temp file written
         writer.wait()
@@ -366,14 +365,20 @@ def test_a_writer_waits_for_the_lock_then_gives_up_with_a_clear_error(tmp_path: 
     from nanohermes_nb.agent import memory
 
     path = tmp_path / "m.json"
+    released = tmp_path.parent / f"{tmp_path.name}-released"  # outside the store's folder, whose listing counts
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); "
-        "print('locked', flush=True); time.sleep(float(sys.argv[2]))"), str(tmp_path), "1.0"],
-        stdout=subprocess.PIPE, text=True)
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); "
+        "print('locked', flush=True); sys.stdin.read(); open(sys.argv[2], 'w').close()"), str(tmp_path),
+        str(released)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline() == "locked\n"
-    started = time.monotonic()
-    MemoryStore(path).add("fact", "waited")  # blocks until the holder exits
-    assert time.monotonic() - started > 0.5 and len(MemoryStore(path)) == 1
+    seen: list[bool] = []  # whether the holder had let go when the add returned
+    writer = threading.Thread(target=lambda: (MemoryStore(path).add("fact", "waited"), seen.append(released.exists())))
+    writer.start()
+    writer.join(0.5)
+    assert writer.is_alive()  # blocked on the lock ...
+    holder.stdin.close()  # ... until the holder writes its file and exits (the kernel drops its lock)
+    writer.join(30)
+    assert seen == [True] and len(MemoryStore(path)) == 1
     holder.wait()
     fd = os.open(tmp_path, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX)  # now this test holds it

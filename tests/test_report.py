@@ -118,6 +118,7 @@ def test_the_context_series_marks_the_agent_s_compactions() -> None:
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/agentlogs is not beside this checkout")
+@pytest.mark.corpus_extended
 def test_every_model_of_the_real_logs_is_priced_in_the_report() -> None:
     found = usage_rows(SHARED)
     assert found.rows and all(r.dollars is not None for r in found.rows)

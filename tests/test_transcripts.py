@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -623,6 +622,8 @@ def _big_messages() -> list[dict]:
 
 
 @pytest.mark.parametrize("jsonl", [False, True], ids=["json", "jsonl"])
+@pytest.mark.big
+@pytest.mark.timeout(120)  # the hang guard (it loads in seconds); the bound asserted is memory
 def test_50mb_transcript_loads_within_4x_its_size(tmp_path: Path, jsonl: bool) -> None:
     path = tmp_path / ("big.jsonl" if jsonl else "big.json")
     messages = _big_messages()
@@ -637,15 +638,12 @@ def test_50mb_transcript_loads_within_4x_its_size(tmp_path: Path, jsonl: bool) -
     gc.collect()
     size = path.stat().st_size
     assert size >= 45_000_000
-    started = time.perf_counter()
     tracemalloc.start()
     try:
         loaded = load_transcript(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - started
     assert len(loaded) == count
     assert loaded.format == ("jsonl" if jsonl else "openai")
     assert peak < 4 * size, f"peak {peak / size:.2f}x the file size"
-    assert elapsed < 20

@@ -1,7 +1,8 @@
 """The shared HTTP transport against servers that misbehave, each bounded in time.
 
-Servers run on 127.0.0.1 (``servers.Hostile``); every test finishes in a few seconds
-whatever the server does: a drip is cut at the total deadline, an endless body at
+Servers run on 127.0.0.1 (``servers.Hostile``); every test finishes whatever the server
+does (the timeout marker is the hang guard; no test times itself): a drip is cut at the
+total deadline, read on a fake clock (``clocks.FakeClock``), an endless body at
 the byte bound, a gzip bomb at the decoded bound with bounded memory, a redirect
 loop after 5 hops. The chat client never lets the API key out: not in errors, not
 in a 200 reply that echoes the Authorization header, not in a summary.
@@ -10,11 +11,11 @@ in a 200 reply that echoes the Authorization header, not in a summary.
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 
 import pytest
 from builders import session
+from clocks import FakeClock
 from servers import BOMB_BYTES, Hostile, chat_reply
 
 from nanohermes_nb import OpenAICompatibleSummarizer, compact
@@ -47,40 +48,47 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def server():
-    s = Hostile()
+    s = Hostile(drip_every=0.02)  # the drips' pace on the fake clock is its tick, not this
     yield s
     s.close()
 
 
-def _timed(call):
-    started = time.monotonic()
+def _outcome(call):
     try:
-        result = call()
+        return call()
     except Exception as exc:  # noqa: BLE001
-        return exc, time.monotonic() - started
-    return result, time.monotonic() - started
+        return exc
 
 
 # ---------------------------------------------------------------- deadline, size, decoding
 
 
+HEAD = len(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n")
+
+
 def test_slow_drip_body_is_cut_at_the_total_deadline(server: Hostile) -> None:
-    error, seconds = _timed(lambda: fetch("GET", f"{server.url}/drip", timeout=1.5, max_bytes=MiB))
+    clock = FakeClock(tick=0.1)  # each reading of the deadline costs 0.1 s: every byte received reads it
+    start = clock.now
+    error = _outcome(lambda: fetch("GET", f"{server.url}/drip", timeout=1.5, max_bytes=MiB, clock=clock))
     assert isinstance(error, TransportTimeout) and str(error) == "timed out after 1.5 s"
-    assert 1.4 < seconds < 3.0  # one byte every 0.5 s never resets the clock
+    # cut while the body was dripping, at the total deadline: a byte arriving never resets the clock
+    assert server.sent["/drip"] > HEAD and clock.now - start >= 1.5
+    assert clock.readings <= 1.5 / 0.1 + 2
 
 
 def test_slow_drip_headers_are_cut_at_the_total_deadline(server: Hostile) -> None:
-    error, seconds = _timed(lambda: fetch("GET", f"{server.url}/drip-headers", timeout=1.2, max_bytes=MiB))
-    assert isinstance(error, TransportTimeout)
-    assert seconds < 3.0
+    clock = FakeClock(tick=0.1)
+    start = clock.now
+    error = _outcome(lambda: fetch("GET", f"{server.url}/drip-headers", timeout=1.2, max_bytes=MiB, clock=clock))
+    assert isinstance(error, TransportTimeout) and str(error) == "timed out after 1.2 s"
+    assert server.sent["/drip-headers"] > len(b"HTTP/1.1 200 OK\r\n") and clock.now - start >= 1.2
 
 
 def test_endless_body_stops_at_the_bound(server: Hostile) -> None:
     reply = fetch("GET", f"{server.url}/endless", timeout=10, max_bytes=MiB)
     assert reply.truncated and len(reply.body) == MiB and reply.body == b"a" * MiB
-    time.sleep(0.3)
-    assert server.sent["/endless"] < 20 * MiB  # the client hung up, far from the 30 s stream
+    assert server.finished("/endless").wait(20)  # the server noticed the client hang up ...
+    assert server.sent["/endless"] < 20 * MiB  # ... far from the 30 s stream
 
 
 def test_gzip_bomb_is_bounded_while_streaming(server: Hostile) -> None:
@@ -105,9 +113,9 @@ def test_deflate_and_gzip_bodies_are_decoded(server: Hostile) -> None:
 
 
 def test_redirect_loop_stops_after_five_hops(server: Hostile) -> None:
-    error, seconds = _timed(lambda: fetch("GET", f"{server.url}/loop", timeout=10, max_bytes=MiB))
+    error = _outcome(lambda: fetch("GET", f"{server.url}/loop", timeout=10, max_bytes=MiB))
     assert isinstance(error, RedirectRefused) and "more than 5 redirects" in str(error)
-    assert server.hits["/loop"] == 6 and seconds < 5
+    assert server.hits["/loop"] == 6
 
 
 def test_redirect_to_another_port_is_followed_by_default_and_refused_for_the_api(server: Hostile) -> None:
@@ -217,48 +225,60 @@ def test_a_server_echoing_the_key_in_an_error_never_gets_it_into_the_reason(serv
 
 def test_429_then_success_honours_retry_after(server: Hostile) -> None:
     server.script = [(429, {"Retry-After": "1"}, '{"error": "slow down"}'), (200, {}, chat_reply("fine"))]
-    client = ChatClient(server.url + "/v1", KEY, max_tries=3)
-    reply, seconds = _timed(lambda: client.post({"model": "m", "messages": []}))
+    clock = FakeClock()
+    client = ChatClient(server.url + "/v1", KEY, max_tries=3, clock=clock, sleep=clock.sleep)
+    reply = client.post({"model": "m", "messages": []})
     assert reply["choices"][0]["message"]["content"] == "fine"
-    assert len(server.requests) == 2 and server.requests[1]["at"] - server.requests[0]["at"] >= 0.95
-    assert seconds < 5
+    assert len(server.requests) == 2 and clock.sleeps == [1.0]  # waited the second asked for, once
+
+
+def test_without_retry_after_the_waits_double(server: Hostile) -> None:
+    server.script = [(503, {}, "busy"), (503, {}, "busy"), (200, {}, chat_reply("fine"))]
+    clock = FakeClock()
+    reply = ChatClient(server.url + "/v1", KEY, max_tries=3, clock=clock, sleep=clock.sleep).post({})
+    assert reply["choices"][0]["message"]["content"] == "fine" and clock.sleeps == [0.5, 1.0]
 
 
 def test_the_summarizer_sends_one_request_by_default(server: Hostile) -> None:
     server.script = [(429, {"Retry-After": "1"}, '{"error": "slow down"}'), (200, {}, chat_reply("fine"))]
+    clock = FakeClock()
     with pytest.raises(SummarizerError, match=r"HTTP 429 .*\(Retry-After: 1\)"):
-        OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m")("user: x\n")
-    assert len(server.requests) == 1
-    assert OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m", max_tries=2)("user: x\n") == "fine"
+        OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m", clock=clock, sleep=clock.sleep)("user: x\n")
+    assert len(server.requests) == 1 and clock.sleeps == []
+    server.script = [(429, {"Retry-After": "1"}, '{"error": "slow down"}'), (200, {}, chat_reply("fine"))]
+    retried = OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m", max_tries=2, clock=clock, sleep=clock.sleep)
+    assert retried("user: x\n") == "fine" and clock.sleeps == [1.0]
 
 
 def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: Hostile) -> None:
     server.script = [(503, {"Retry-After": "3600"}, "down for maintenance")]
-    error, seconds = _timed(lambda: ChatClient(server.url + "/v1", KEY, max_tries=3).post({}))
+    clock = FakeClock()
+    error = _outcome(lambda: ChatClient(server.url + "/v1", KEY, max_tries=3, clock=clock, sleep=clock.sleep).post({}))
     assert isinstance(error, HTTPStatusError) and error.status == 503 and "Retry-After: 3600" in str(error)
-    assert len(server.requests) == 1 and seconds < 3
+    assert len(server.requests) == 1 and clock.sleeps == []
 
 
 def test_repeated_503_gives_up_after_max_tries(server: Hostile) -> None:
     server.script = [(503, {"Retry-After": "0"}, "busy")]
+    clock = FakeClock()
     with pytest.raises(HTTPStatusError):
-        ChatClient(server.url + "/v1", KEY, max_tries=3).post({})
-    assert len(server.requests) == 3
+        ChatClient(server.url + "/v1", KEY, max_tries=3, clock=clock, sleep=clock.sleep).post({})
+    assert len(server.requests) == 3 and clock.sleeps == [0.0, 0.0]
 
 
 def test_an_endless_chat_reply_is_refused_not_read_whole(server: Hostile) -> None:
     server.chat_mode = "endless"
-    error, seconds = _timed(lambda: ChatClient(server.url + "/v1", KEY, max_reply_bytes=MiB).post({}))
+    error = _outcome(lambda: ChatClient(server.url + "/v1", KEY, max_reply_bytes=MiB).post({}))
     assert isinstance(error, MalformedReply) and "reply larger than 1048576 bytes" in str(error)
-    assert seconds < 5
 
 
 def test_a_drip_fed_chat_reply_times_out_as_a_summarizer_failure(server: Hostile) -> None:
     server.chat_mode = "drip"
-    llm = OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m", timeout=1.0)
-    result, seconds = _timed(lambda: compact(session(10), budget=1000, summarizer=llm))
+    clock = FakeClock(tick=0.1)
+    llm = OpenAICompatibleSummarizer(server.url + "/v1", KEY, "m", timeout=1.0, clock=clock, sleep=clock.sleep)
+    result = compact(session(10), budget=1000, summarizer=llm)
     assert result.note == PLACEHOLDER_NOTE and "timed out after 1 s" in result.failure
-    assert seconds < 3
+    assert clock.now - 1000.0 >= 1.0
 
 
 def test_an_excerpt_with_a_lone_surrogate_is_still_sent(server: Hostile) -> None:

@@ -292,6 +292,7 @@ def test_explore_budget_plain():
 
 def test_budget_explorer_controls_drive_the_output():
     msgs = session(12, body="x" * 1000)
+    open_before = plt.get_fignums()  # another test of this worker may have left its figures open (pytest-xdist)
     w = budget_explorer(msgs, budget=30_000)
     assert set(w.controls) == {"budget", "keep_recent", "unit", "summary_role", "cut"}
     first_png, first_line = w.image.value, w.totals.value
@@ -318,7 +319,7 @@ def test_budget_explorer_controls_drive_the_output():
     line = w.totals.value
     w.controls["summary_role"].value = "user"
     assert w.view.settings["summary_role"] == "user" and w.totals.value != line
-    assert plt.get_fignums() == []  # the widget's figure never touches pyplot
+    assert plt.get_fignums() == open_before  # the widget's figure never touches pyplot
     png = budget_explorer(msgs, budget=8_000, image_format="png")
     assert bytes(png.image.value)[:4] == b"\x89PNG" and png.image.format == "png"
 
@@ -387,6 +388,7 @@ def _png_size(b64: str) -> tuple[int, int]:
 
 def test_every_explorer_output_carries_a_snapshot_of_its_current_view():
     """Beside the live widget view, the same bundle holds the view as HTML (and PNG when there is a plot)."""
+    open_before = plt.get_fignums()  # another test of this worker may have left its figures open (pytest-xdist)
     w = budget_explorer(session(12, body="x" * 1000), budget=30_000)
     w.controls["budget"].value = 8_000
     bundle = w._repr_mimebundle_()
@@ -400,7 +402,7 @@ def test_every_explorer_output_carries_a_snapshot_of_its_current_view():
     w.controls["budget"].value = 9_000
     again = w._repr_mimebundle_()
     assert "<b>budget</b> 9,000" in again["text/html"] and again["image/png"] != bundle["image/png"]
-    assert plt.get_fignums() == []
+    assert plt.get_fignums() == open_before  # the snapshots opened no pyplot figure
 
     c = cut_explorer(known(), keep_recent=5)
     c.controls["cut"].value = 6

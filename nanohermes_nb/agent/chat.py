@@ -14,7 +14,7 @@ import html
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -150,13 +150,16 @@ class ChatClient:
     ``MalformedReply``. 429 and 503 are tried again (``max_tries`` in all) after
     ``Retry-After`` seconds, or 0.5 s, 1 s, … without one; a server asking for more
     than ``max_retry_wait`` seconds gets no retry. ``APIKeyError`` is raised at
-    construction for a key that cannot be sent.
+    construction for a key that cannot be sent. ``clock`` (``time.monotonic``, what each
+    request's deadline is read on) and ``sleep`` (``time.sleep``, the wait before a retry)
+    are injected so that a test runs the retries and deadlines on a fake clock.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 30.0,
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, max_tries: int = 3, max_retry_wait: float = 10.0,
                  refuse_private_addresses: bool = False, transport: httpx.BaseTransport | None = None,
-                 user_agent: str = "nanohermes_nb") -> None:
+                 user_agent: str = "nanohermes_nb", clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         if not isinstance(base_url, str) or not base_url.strip():
             raise ValueError("a chat client needs a base_url")
         self.base_url = base_url.strip().rstrip("/")
@@ -172,6 +175,7 @@ class ChatClient:
         self.refuse_private_addresses = refuse_private_addresses
         self._transport = transport
         self._user_agent = user_agent
+        self._clock, self._sleep = clock, sleep
 
     @property
     def endpoint(self) -> str:
@@ -205,7 +209,7 @@ class ChatClient:
                 wait = _retry_after(reply.headers.get("retry-after"))
                 wait = 0.5 * 2 ** (attempt - 1) if wait is None else wait
                 if wait <= self.max_retry_wait:
-                    time.sleep(wait)
+                    self._sleep(wait)
                     continue
             return self._parse(reply)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -214,7 +218,7 @@ class ChatClient:
         try:
             return fetch("POST", self.endpoint, headers=self._headers(), content=payload, timeout=self.timeout,
                          max_bytes=self.max_reply_bytes, refuse_private_addresses=self.refuse_private_addresses,
-                         same_origin_redirects=True, transport=self._transport)
+                         same_origin_redirects=True, transport=self._transport, clock=self._clock)
         except TransportTimeout:
             raise TransportTimeout(f"timed out after {self.timeout:g} s ({self.endpoint})") from None
         except TransportError as exc:

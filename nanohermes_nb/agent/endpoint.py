@@ -9,7 +9,8 @@ per excerpt, fitted to the model's window). ``models`` re-exports every name her
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +61,8 @@ class OpenAICompatibleSummarizer:
     tokens (``max_tokens`` asks for at most ``reply_tokens`` back), a longer excerpt
     is summarized in chunks and then the chunks' summaries (``context.chunked.fit_summary``).
     ``last_cost`` says what the last summary cost (requests, tokens, seconds); a
-    replay's ledger counts those requests and tokens.
+    replay's ledger counts those requests and tokens. ``clock`` and ``sleep``
+    (``time.monotonic``, ``time.sleep``) go to the ``ChatClient``: a test's fake clock.
     """
 
     def __init__(
@@ -79,13 +81,15 @@ class OpenAICompatibleSummarizer:
         context_window: int | None = None,
         reply_tokens: int = 512,
         bytes_per_token: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not base_url:
             raise ValueError("OpenAICompatibleSummarizer needs a base_url")
         try:
             self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
                                       max_tries=max_tries, refuse_private_addresses=refuse_private_addresses,
-                                      transport=transport)
+                                      transport=transport, clock=clock, sleep=sleep)
         except APIKeyError as exc:
             raise SummarizerError(str(exc)) from None
         self.base_url = self._client.base_url

@@ -189,13 +189,15 @@ class OpenAICompatibleModel:
     message. ``max_tries`` (3) bounds the retries of 429 and 503, each after
     ``Retry-After`` seconds (at most ``max_retry_wait``). ``compat`` (``Compat()``:
     ``tool_choice: "auto"`` with tools, null content kept) shapes requests for the
-    server; ``LLAMA_CPP_COMPAT`` is llama-cpp-python's.
+    server; ``LLAMA_CPP_COMPAT`` is llama-cpp-python's. ``clock`` and ``sleep``
+    (``time.monotonic``, ``time.sleep``) go to the ``ChatClient``: a test's fake clock.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, model: str = "gpt-4o-mini", *,
                  timeout: float = DEFAULT_MODEL_TIMEOUT, max_tries: int = 3, max_retry_wait: float = 10.0,
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, refuse_private_addresses: bool = False,
-                 transport: Any = None, compat: Compat = OPENAI_COMPAT) -> None:
+                 transport: Any = None, compat: Compat = OPENAI_COMPAT,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("OpenAICompatibleModel needs a model name")
         if not isinstance(compat, Compat):
@@ -203,7 +205,8 @@ class OpenAICompatibleModel:
         self.compat = compat
         self._client = ChatClient(base_url, api_key, timeout=timeout, max_reply_bytes=max_reply_bytes,
                                   max_tries=max_tries, max_retry_wait=max_retry_wait,
-                                  refuse_private_addresses=refuse_private_addresses, transport=transport)
+                                  refuse_private_addresses=refuse_private_addresses, transport=transport,
+                                  clock=clock, sleep=sleep)
         self.base_url = self._client.base_url
         self.model = model.strip()
         self.timeout = float(timeout)

@@ -37,7 +37,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,12 +152,15 @@ def _resolve(host: str, port: int, seconds: float) -> list[str]:
 
 
 class _Deadline:
-    def __init__(self, seconds: float) -> None:
+    """``seconds`` from now on ``clock`` (``time.monotonic`` unless a test gives its own)."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
-        self.end = time.monotonic() + seconds
+        self.clock = clock
+        self.end = clock() + seconds
 
     def left(self, error: type[Exception] = httpcore.ReadTimeout) -> float:
-        remaining = self.end - time.monotonic()
+        remaining = self.end - self.clock()
         if remaining <= 0:
             raise error(f"deadline of {self.seconds:g} s passed")
         return remaining
@@ -393,7 +396,7 @@ def _next_hop(response: httpx.Response, url: httpx.URL, hops: int, max_redirects
 def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, content: bytes | None = None,
           timeout: float, max_bytes: int, max_redirects: int = DEFAULT_MAX_REDIRECTS,
           refuse_private_addresses: bool = False, same_origin_redirects: bool = False,
-          transport: httpx.BaseTransport | None = None) -> Reply:
+          transport: httpx.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic) -> Reply:
     """One request within ``timeout`` seconds in total, its body decoded up to ``max_bytes``.
 
     Redirects are followed by hand (http(s) only, at most ``max_redirects``; with
@@ -401,9 +404,10 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, co
     after a POST, continues as a GET without a body, as browsers do. Raises a
     ``TransportError`` subclass with a one-line reason; an error status is a ``Reply``.
     A given ``transport`` (e.g. ``httpx.MockTransport``) replaces the guarded one; the
-    deadline is then checked between body chunks only.
+    deadline is then checked between body chunks only. ``clock`` (``time.monotonic``) is
+    what the deadline is read on: a test passes a fake one instead of waiting for real.
     """
-    deadline = _Deadline(timeout)
+    deadline = _Deadline(timeout, clock)
     guarded = transport is None
     client = httpx.Client(transport=transport or _GuardedTransport(deadline, refuse_private_addresses),
                           timeout=httpx.Timeout(timeout), follow_redirects=False,

@@ -115,7 +115,8 @@ class Tools:
     ``close`` ends every task. ``web_timeout`` is the total time of one fetch;
     ``refuse_private_addresses=True`` makes ``web_fetch`` refuse hosts that resolve
     to loopback, private or link-local addresses, redirects included (off by
-    default, as in the original).
+    default, as in the original). ``clock`` (``time.monotonic``) is what the fetch's
+    deadline is read on: a test's fake clock.
     """
 
     def __init__(
@@ -126,6 +127,7 @@ class Tools:
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         web_timeout: float = DEFAULT_WEB_TIMEOUT,
         refuse_private_addresses: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(budgets, Budgets):
             raise TypeError(f"budgets must be a Budgets, got {type(budgets).__name__}")
@@ -138,6 +140,7 @@ class Tools:
         self.command_timeout = float(command_timeout)
         self.web_timeout = float(web_timeout)
         self.refuse_private_addresses = bool(refuse_private_addresses)
+        self.clock = clock
         self.tasks: dict[str, _Task] = {}
         self._jobs: list[Job] = []  # every background job started, for close() and the finalizer
         self._finalizer = weakref.finalize(self, _end_jobs, self._jobs)
@@ -410,11 +413,11 @@ class Tools:
         except WebError as e:
             raise ToolError(str(e)) from None
         cap = b.web_max_response_bytes
-        deadline = time.monotonic() + self.web_timeout  # one for the request and the text alike
+        deadline = self.clock() + self.web_timeout  # one for the request and the text alike
         reply = self._fetch(url, cap)
         data = reply.body[:utf8_boundary(reply.body, cap)] if reply.truncated else reply.body
         try:
-            text = web_text(data, reply.content_type, reply.charset, deadline)
+            text = web_text(data, reply.content_type, reply.charset, deadline, self.clock)
         except ParseDeadline:
             raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s, "
                             "while turning the page into text)") from None
@@ -430,7 +433,7 @@ class Tools:
     def _fetch(self, url: str, cap: int) -> Any:
         try:
             return fetch("GET", url, headers={"User-Agent": "nanohermes_nb"}, timeout=self.web_timeout,
-                         max_bytes=cap, refuse_private_addresses=self.refuse_private_addresses)
+                         max_bytes=cap, refuse_private_addresses=self.refuse_private_addresses, clock=self.clock)
         except TransportTimeout:
             raise ToolError(f"timed out fetching {url} (after {self.web_timeout:g}s)") from None
         except ConnectFailed as e:

@@ -14,6 +14,7 @@ import codecs
 import html
 import re
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -178,19 +179,20 @@ def _tag(doc: str, tag: str, closing: bool, self_closing: bool, end: int, sink: 
     return n if stop < 0 else stop + 1
 
 
-def html_to_text(html_text: str, deadline: float | None = None) -> str:
+def html_to_text(html_text: str, deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> str:
     """Readable text of an HTML document, in one left-to-right pass over it.
 
     Linear in the document's length whatever the markup: the standard library's
     ``HTMLParser`` rescans the rest of the page for every unfinished tag (48 KB of
     ``<a `` took 24 s, and ``<![`` raised ``AssertionError``). ``deadline`` (a
-    ``time.monotonic()`` value) ends the walk with ``ParseDeadline`` when passed.
+    reading of ``clock``, ``time.monotonic`` unless a test gives a fake one) ends the
+    walk with ``ParseDeadline`` when passed.
     """
     sink = _TextOfHTML()
     at, n, steps = 0, len(html_text), 0
     while at < n:
         steps += 1
-        if deadline is not None and steps % _CHECK_EVERY == 0 and time.monotonic() > deadline:
+        if deadline is not None and steps % _CHECK_EVERY == 0 and clock() > deadline:
             raise ParseDeadline("the page was still being turned into text at the deadline")
         found = _NEXT.search(html_text, at)
         if found is None:
@@ -252,13 +254,14 @@ def text_encoding(charset: str | None) -> str | None:
     return name if name in _PAGE_ENCODINGS else None
 
 
-def web_text(data: bytes, ctype: str, charset: str | None, deadline: float | None = None) -> str:
+def web_text(data: bytes, ctype: str, charset: str | None, deadline: float | None = None,
+             clock: Callable[[], float] = time.monotonic) -> str:
     """The body as text for the model; binary bodies (also those binary once decoded,
     such as 20,000 NUL characters served as text/plain) become a one-line note.
 
     A declared charset that is no page encoding (``idna``, ``punycode``, an unknown
     name) counts as none: the byte-order mark, else UTF-8. HTML is turned into text
-    before ``deadline`` or ``ParseDeadline`` is raised.
+    before ``deadline`` (read on ``clock``) or ``ParseDeadline`` is raised.
     """
     encoding = text_encoding(charset) or next((name for bom, name in _BOM_CHARSETS if data.startswith(bom)), None)
     raw = data.decode(encoding or "utf-8", "replace")
@@ -267,7 +270,7 @@ def web_text(data: bytes, ctype: str, charset: str | None, deadline: float | Non
         return binary
     head = raw.lstrip()[:200].lower()
     if ctype in _HTML_TYPES or (not ctype and head.startswith(("<!doctype html", "<html"))):
-        return html_to_text(raw, deadline)
+        return html_to_text(raw, deadline, clock)
     if ctype.startswith(_TEXT_TYPES) or ctype.endswith(("+json", "+xml")) or not ctype:
         return raw
     return binary
