@@ -120,7 +120,33 @@ def _resolves(dotted: str) -> bool:
                 return False
             value = getattr(value, attr)
         return True
-    return parts[-1] in defined_names()  # a value's attribute: ``env.excerpts``, ``Replay.books``
+    # a value's attribute (``env.excerpts``, ``Replay.books``), or what CONTRIBUTING says of the tests themselves
+    return parts[-1] in defined_names() or _in_the_suite(parts)
+
+
+# what pytest and pytest-xdist themselves provide, cited where CONTRIBUTING says how a test stays parallel-safe
+PYTEST_NAMES = frozenset({"tmp_path", "monkeypatch", "xdist_group"})
+
+
+def _in_the_suite(parts: list[str]) -> bool:
+    """``clocks.FakeClock`` names a helper module of tests/ and a name it defines; one name a registered marker
+    (pyproject.toml), a fixture or helper the tests define, or one of pytest's own."""
+    if len(parts) == 2 and (ROOT / "tests" / f"{parts[0]}.py").is_file():
+        return parts[1] in _names_in(ROOT / "tests" / f"{parts[0]}.py")
+    if len(parts) != 1:
+        return False
+    block = re.search(r"^markers = \[(.*?)^\]", (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M | re.S)
+    markers = set(re.findall(r'^\s*"(\w+):', block.group(1), re.M)) if block else set()  # no tomllib on 3.10
+    return parts[0] in markers | PYTEST_NAMES or any(parts[0] in _names_in(f) for f in (ROOT / "tests").glob("*.py"))
+
+
+@cache
+def _names_in(path: Path) -> frozenset[str]:
+    """The functions, classes and assigned names a file of the tests defines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return frozenset(n.name if not isinstance(n, ast.Name) else n.id for n in ast.walk(tree)
+                     if isinstance(n, (ast.FunctionDef, ast.ClassDef)) or (isinstance(n, ast.Name)
+                                                                           and isinstance(n.ctx, ast.Store)))
 
 
 def problem(span: str) -> str | None:
